@@ -1,0 +1,284 @@
+//! Benchmark: stateright's BFS against the fast explorer on the same model, in one process.
+//!
+//! [`bench_model`] runs, for every requested thread count, the fast engine
+//! ([`crate::explore::explore`]) and then, optionally, stateright's
+//! `model.checker().threads(t).spawn_bfs().join()`, and measures each run's
+//! wall-clock time, distinct states per second and memory. [`bench_two_phase`] does it for
+//! two-phase commit; [`BenchResult::to_markdown`] renders the table.
+//!
+//! # Memory in one process
+//!
+//! Before each run the process's peak resident set (`VmHWM`) is reset to the current
+//! resident set by writing `5` to `/proc/self/clear_refs` (Linux), and `VmRSS` is read as
+//! the baseline; after the run, `VmHWM − baseline` is the memory the run added at its peak.
+//! This is accurate as long as freed memory went back to the kernel; the allocator may keep
+//! some of a previous run's small allocations and reuse them, which makes a later run look
+//! smaller. That is why all fast-engine runs (whose big tables and frontiers are `mmap`ed and
+//! returned on free) come before the stateright runs (millions of small state allocations).
+//! For the fast engine the table also reports the engine's own accounting: bytes of visited
+//! table per distinct state, independent of the allocator.
+
+use crate::explore::{
+    explore, read_proc_status_bytes, reset_peak_rss, Canonicalizer, ExploreError, ExploreOptions,
+    PackedState,
+};
+use crate::two_phase_commit::TwoPhaseSys;
+use stateright::{Checker, Model};
+use std::fmt::{Debug, Write};
+use std::hash::Hash;
+use std::time::Instant;
+
+/// Which engine produced a [`EngineRun`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Engine {
+    /// `stateright`'s `spawn_bfs`.
+    StaterightBfs,
+    /// [`crate::explore::explore`].
+    Fast,
+}
+
+impl Engine {
+    /// Display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::StaterightBfs => "stateright BFS",
+            Engine::Fast => "memtx fast",
+        }
+    }
+}
+
+/// Measurements of one engine run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct EngineRun {
+    /// The engine.
+    pub engine: Engine,
+    /// Threads used.
+    pub threads: usize,
+    /// Distinct states.
+    pub unique_states: u64,
+    /// States generated, repeats included.
+    pub total_states: u64,
+    /// Maximum depth (stateright's convention).
+    pub max_depth: usize,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Distinct states per second.
+    pub states_per_second: f64,
+    /// Peak resident memory the run added (`VmHWM` after minus `VmRSS` before), if the
+    /// platform allows measuring it.
+    pub peak_rss_delta_bytes: Option<u64>,
+    /// `peak_rss_delta_bytes / unique_states`.
+    pub rss_bytes_per_state: Option<f64>,
+    /// Fast engine only: visited-table bytes per distinct state (own accounting).
+    pub visited_bytes_per_state: Option<f64>,
+    /// Fast engine only: peak of the engine's own memory accounting.
+    pub peak_estimate_bytes: Option<u64>,
+    /// Fast engine only: fast states/s divided by stateright's states/s at the same thread
+    /// count (when stateright ran with it).
+    pub speedup: Option<f64>,
+}
+
+/// A benchmark's runs; render with [`BenchResult::to_markdown`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct BenchResult {
+    /// What was benchmarked, e.g. "2PC, 8 RMs".
+    pub label: String,
+    /// Every run, fast engine first.
+    pub runs: Vec<EngineRun>,
+    /// Whether every run found the same number of distinct states.
+    pub counts_agree: bool,
+}
+
+/// Options of [`bench_model`].
+pub struct BenchOptions<M: Model> {
+    /// Thread counts to run each engine with.
+    pub threads: Vec<usize>,
+    /// Also run stateright's BFS (it can be slow and memory-hungry for large models).
+    pub stateright: bool,
+    /// Run the fast engine in exact mode.
+    pub exact: bool,
+    /// Symmetry for the fast engine. Stateright's BFS ignores symmetry, so its counts then
+    /// differ and `counts_agree` is false.
+    pub symmetry: Option<Canonicalizer<M>>,
+}
+
+impl<M: Model> BenchOptions<M> {
+    /// Both engines, these thread counts, fingerprint mode, no symmetry.
+    pub fn new(threads: &[usize]) -> Self {
+        BenchOptions {
+            threads: threads.to_vec(),
+            stateright: true,
+            exact: false,
+            symmetry: None,
+        }
+    }
+}
+
+/// Resets the peak RSS and returns the baseline RSS (if measurable).
+fn start_memory() -> Option<u64> {
+    if reset_peak_rss() {
+        read_proc_status_bytes("VmRSS")
+    } else {
+        None
+    }
+}
+
+/// Peak RSS added since [`start_memory`].
+fn end_memory(baseline: Option<u64>) -> Option<u64> {
+    Some(read_proc_status_bytes("VmHWM")?.saturating_sub(baseline?))
+}
+
+fn per_second(states: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        states as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+/// Benchmarks both engines on `model`; see the [module documentation](self).
+///
+/// # Errors
+///
+/// Whatever [`explore`] returns (e.g. for a model with Eventually properties).
+pub fn bench_model<M>(
+    label: &str,
+    model: &M,
+    options: &BenchOptions<M>,
+) -> Result<BenchResult, ExploreError>
+where
+    M: Model + Clone + Send + Sync + 'static,
+    M::State: Hash + Clone + Eq + Debug + Send + Sync + PackedState + 'static,
+    M::Action: Clone + Debug + PartialEq,
+{
+    let mut runs = Vec::new();
+    for &threads in &options.threads {
+        let mut explore_options = ExploreOptions::new().threads(threads).exact(options.exact);
+        explore_options.symmetry = options.symmetry;
+        let baseline = start_memory();
+        let report = explore(model, &explore_options)?;
+        let rss = end_memory(baseline);
+        let seconds = report.elapsed.as_secs_f64();
+        runs.push(EngineRun {
+            engine: Engine::Fast,
+            threads: report.threads,
+            unique_states: report.unique_states,
+            total_states: report.total_states,
+            max_depth: report.max_depth,
+            seconds,
+            states_per_second: per_second(report.unique_states, seconds),
+            peak_rss_delta_bytes: rss,
+            rss_bytes_per_state: rss.map(|b| b as f64 / report.unique_states.max(1) as f64),
+            visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
+            peak_estimate_bytes: Some(report.memory.peak_estimate_bytes),
+            speedup: None,
+        });
+    }
+    if options.stateright {
+        for &threads in &options.threads {
+            let baseline = start_memory();
+            let start = Instant::now();
+            let checker = model
+                .clone()
+                .checker()
+                .threads(threads.max(1))
+                .spawn_bfs()
+                .join();
+            let seconds = start.elapsed().as_secs_f64();
+            let rss = end_memory(baseline);
+            let unique = checker.unique_state_count() as u64;
+            runs.push(EngineRun {
+                engine: Engine::StaterightBfs,
+                threads: threads.max(1),
+                unique_states: unique,
+                total_states: checker.state_count() as u64,
+                max_depth: checker.max_depth(),
+                seconds,
+                states_per_second: per_second(unique, seconds),
+                peak_rss_delta_bytes: rss,
+                rss_bytes_per_state: rss.map(|b| b as f64 / unique.max(1) as f64),
+                visited_bytes_per_state: None,
+                peak_estimate_bytes: None,
+                speedup: None,
+            });
+            drop(checker);
+        }
+    }
+    let reference: Vec<(usize, f64)> = runs
+        .iter()
+        .filter(|r| r.engine == Engine::StaterightBfs)
+        .map(|r| (r.threads, r.states_per_second))
+        .collect();
+    for run in runs.iter_mut().filter(|r| r.engine == Engine::Fast) {
+        run.speedup = reference
+            .iter()
+            .find(|(t, _)| *t == run.threads)
+            .filter(|(_, rate)| *rate > 0.0)
+            .map(|(_, rate)| run.states_per_second / rate);
+    }
+    let counts_agree = runs
+        .windows(2)
+        .all(|w| w[0].unique_states == w[1].unique_states);
+    Ok(BenchResult {
+        label: label.to_string(),
+        runs,
+        counts_agree,
+    })
+}
+
+/// Benchmarks both engines on two-phase commit with `rms` resource managers.
+///
+/// # Errors
+///
+/// A message if `rms` exceeds [`TwoPhaseSys::MAX_RMS`].
+pub fn bench_two_phase(rms: usize, threads: &[usize]) -> Result<BenchResult, String> {
+    let model = TwoPhaseSys::new(rms)?;
+    bench_model(
+        &format!("2PC, {rms} RMs"),
+        &model,
+        &BenchOptions::new(threads),
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
+}
+
+fn opt<T>(value: Option<T>, show: impl Fn(T) -> String) -> String {
+    value.map_or_else(|| "–".to_string(), show)
+}
+
+impl BenchResult {
+    /// Renders the runs as a Markdown table (with a heading line).
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!("### {}\n\n", self.label);
+        out.push_str(
+            "| engine | threads | distinct states | total states | max depth | seconds | \
+             distinct states/s | peak RSS added (MiB) | RSS bytes/state | \
+             visited-table bytes/state | speedup vs stateright |\n",
+        );
+        out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for r in &self.runs {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} |",
+                r.engine.name(),
+                r.threads,
+                r.unique_states,
+                r.total_states,
+                r.max_depth,
+                r.seconds,
+                r.states_per_second,
+                opt(r.peak_rss_delta_bytes, mib),
+                opt(r.rss_bytes_per_state, |b| format!("{b:.1}")),
+                opt(r.visited_bytes_per_state, |b| format!("{b:.1}")),
+                opt(r.speedup, |s| format!("{s:.1}×")),
+            );
+        }
+        if !self.counts_agree {
+            out.push_str("\n**Warning: the runs disagree on the number of distinct states.**\n");
+        }
+        out
+    }
+}

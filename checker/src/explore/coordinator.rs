@@ -1,0 +1,166 @@
+//! The coordinator: the bookkeeping worker 0 does between levels and at check points.
+//!
+//! Worker 0 runs on the calling thread and carries a [`Coordinator`]. At its check points
+//! (every chunk of expanded states, and every poll while it waits for the other workers'
+//! last batches) it samples the shared counters, tracks peak memory, raises the memory stop
+//! flag when over budget and calls the progress callback when one is due. Between the two
+//! barriers that end a level it merges the workers' discoveries, records the level's size
+//! and decides whether the next level is expanded.
+
+use super::report::{Progress, StopReason};
+use super::sync::{lock, Decision, Shared};
+use std::time::{Duration, Instant};
+
+/// Smallest-key discovery of one property: its key and its depth in steps from an initial
+/// state.
+pub(crate) type Found = Option<(u64, usize)>;
+
+/// Limits and callbacks the coordinator applies.
+pub(crate) struct Limits<'a> {
+    pub(crate) finish_when_all_discovered: bool,
+    pub(crate) max_states: Option<u64>,
+    pub(crate) max_memory: Option<u64>,
+    /// Stateright's `target_max_depth`: states at this 1-based depth or deeper are not
+    /// expanded. `None` (or 0, as in stateright) means no bound.
+    pub(crate) target_max_depth: Option<usize>,
+    pub(crate) progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
+    pub(crate) progress_interval: Duration,
+}
+
+/// Exploration-wide bookkeeping kept by worker 0; see the [module documentation](self).
+pub(crate) struct Coordinator<'a> {
+    pub(crate) limits: Limits<'a>,
+    pub(crate) start: Instant,
+    last_progress: Instant,
+    /// Initial states within the boundary (counted as generated, like stateright).
+    pub(crate) init_generated: u64,
+    /// Distinct initial states.
+    pub(crate) init_distinct: u64,
+    /// 0-based index of the level being expanded.
+    pub(crate) level: usize,
+    pub(crate) states_per_depth: Vec<u64>,
+    pub(crate) max_depth: usize,
+    pub(crate) discoveries: Vec<Found>,
+    pub(crate) stopped_early: Option<StopReason>,
+    pub(crate) peak_memory: u64,
+}
+
+impl<'a> Coordinator<'a> {
+    pub(crate) fn new(
+        limits: Limits<'a>,
+        start: Instant,
+        init_generated: u64,
+        init_distinct: u64,
+        properties: usize,
+    ) -> Self {
+        Coordinator {
+            limits,
+            start,
+            last_progress: start,
+            init_generated,
+            init_distinct,
+            level: 0,
+            states_per_depth: if init_distinct > 0 {
+                vec![init_distinct]
+            } else {
+                Vec::new()
+            },
+            max_depth: 0,
+            discoveries: vec![None; properties],
+            stopped_early: None,
+            peak_memory: 0,
+        }
+    }
+
+    /// Whether the level at 0-based index `level` must not be expanded because of
+    /// `target_max_depth` (its 1-based depth is `level + 1`).
+    pub(crate) fn beyond_depth(&self, level: usize) -> bool {
+        matches!(self.limits.target_max_depth, Some(t) if t > 0 && level + 1 >= t)
+    }
+
+    /// The decision for the next level's workers: which properties still need evaluating.
+    pub(crate) fn decision(&self, stop: bool) -> Decision {
+        Decision {
+            stop,
+            pending: self.discoveries.iter().map(Option::is_none).collect(),
+        }
+    }
+
+    fn distinct(&self, shared: &Shared) -> u64 {
+        self.init_distinct + shared.sum(|c| &c.new)
+    }
+
+    /// Samples memory, enforces the budget, and reports progress when due.
+    pub(crate) fn checkpoint(&mut self, shared: &Shared) {
+        let memory = shared.sum(|c| &c.memory);
+        self.peak_memory = self.peak_memory.max(memory);
+        if self.limits.max_memory.is_some_and(|max| memory > max) {
+            shared.request_memory_stop();
+        }
+        let Some(callback) = self.limits.progress else {
+            return;
+        };
+        let now = Instant::now();
+        if now.duration_since(self.last_progress) < self.limits.progress_interval {
+            return;
+        }
+        self.last_progress = now;
+        let distinct = self.distinct(shared);
+        callback(&Progress {
+            generated: self.init_generated + shared.sum(|c| &c.generated),
+            distinct,
+            queue: distinct.saturating_sub(shared.sum(|c| &c.expanded)),
+            depth: self.level + 1,
+            elapsed: now.duration_since(self.start),
+        });
+    }
+
+    /// Called by worker 0 between the two end-of-level barriers: merges discoveries, records
+    /// the new level and publishes the decision for the next one.
+    pub(crate) fn end_level(&mut self, shared: &Shared) {
+        self.checkpoint(shared);
+        let depth = self.level + 1;
+        self.max_depth = depth;
+        for (p, found) in self.discoveries.iter_mut().enumerate() {
+            if found.is_some() {
+                continue;
+            }
+            *found = shared
+                .level_discoveries
+                .iter()
+                .filter_map(|d| lock(d)[p])
+                .min()
+                .map(|key| (key, self.level));
+        }
+        let distinct = self.distinct(shared);
+        let before: u64 = self.states_per_depth.iter().sum();
+        let level_new = distinct - before;
+        if level_new > 0 {
+            self.states_per_depth.push(level_new);
+        }
+        let all_discovered =
+            !self.discoveries.is_empty() && self.discoveries.iter().all(Option::is_some);
+        let memory = shared.sum(|c| &c.memory);
+        self.stopped_early = if shared.memory_stop_requested() {
+            Some(StopReason::Memory)
+        } else if level_new == 0 {
+            None
+        } else if self.limits.finish_when_all_discovered && all_discovered {
+            Some(StopReason::AllDiscovered)
+        } else if self.limits.max_states.is_some_and(|max| distinct >= max) {
+            Some(StopReason::MaxStates)
+        } else if self.limits.max_memory.is_some_and(|max| memory > max) {
+            Some(StopReason::Memory)
+        } else if self.beyond_depth(self.level + 1) {
+            // Stateright pops the states of the bounded level (so they count towards
+            // max_depth) but neither checks nor expands them.
+            self.max_depth = depth + 1;
+            Some(StopReason::MaxDepth)
+        } else {
+            None
+        };
+        let stop = self.stopped_early.is_some() || level_new == 0;
+        *lock(&shared.decision) = self.decision(stop);
+        self.level += 1;
+    }
+}

@@ -1,0 +1,514 @@
+//! The fast explorer: a level-synchronous, sharded, parallel breadth-first search over any
+//! [`stateright::Model`].
+//!
+//! Stateright's own BFS keeps every pending state as a Rust value together with its action
+//! path, and its visited set in a concurrent hash map of fingerprints. This engine visits
+//! the same states and reports the same counts, but stores far less per state and never
+//! makes two threads contend on one data structure. This documentation explains how.
+//!
+//! # Levels
+//!
+//! The search proceeds one BFS *level* at a time. Level 0 holds the initial states (within
+//! the boundary); level `d + 1` holds the states first reached by expanding level `d`. A
+//! level is fully expanded before the next one starts, and every worker waits at a barrier
+//! at the end of each level. That synchronization is the price; what it buys is:
+//!
+//! * every state is found at its shortest distance from an initial state, so a discovery
+//!   found at level `d` has a shortest path, whatever the thread count and timing;
+//! * the *set* of states of each level is a property of the model, not of the schedule, so
+//!   counts per level, total counts and the choice of discovery can be made deterministic;
+//! * stopping conditions (all properties discovered, `max_states`, `target_max_depth`) are
+//!   checked when a level ends, so early stops are deterministic too (except the memory
+//!   stop, which must act sooner).
+//!
+//! # Shards
+//!
+//! With `T` threads the 64-bit fingerprint space is cut into `T` shards (by the top 32 bits
+//! of the fingerprint, see [`shard_of`]) and worker `w` *owns* shard `w`: the visited
+//! table of its fingerprints and the part of each level made of its states. Only the owner
+//! ever touches a shard, so the visited tables are plain single-threaded open-addressing
+//! tables with no locks and no atomics. A worker expands the states of its own frontier;
+//! each successor is fingerprinted and packed into an outgoing *batch* for its owner.
+//! Batches of about 32 KiB travel over the owner's `mpsc` channel (the worker's own batches
+//! are absorbed directly). The owner inserts the records into its table and appends new
+//! states to its part of the next level. When a worker has expanded its frontier it sends
+//! `Done` to every peer and keeps absorbing until every peer sent `Done`; then the level is
+//! complete ([`shard`] has the details). Because fingerprints are uniformly distributed the
+//! shards get equal shares of the work.
+//!
+//! With one thread the very same loop runs on the calling thread with a single shard.
+//!
+//! # Packed frontier
+//!
+//! The frontier of a level is not a `Vec<M::State>` but one `Vec<u8>` per shard into which
+//! states are packed back to back, plus end offsets and keys ([`frontier`]). The model's
+//! state type implements [`PackedState`]. A state is unpacked into a reused value when it is
+//! expanded; successors are packed straight into outgoing batches and copied, still packed,
+//! into the next frontier. The hot path performs no per-state heap allocation of its own
+//! (only what the model's `actions`, `next_state` and symmetry functions allocate).
+//!
+//! # Visited set: fingerprints, fmix and parent links
+//!
+//! The visited set stores per state 16 bytes: a 64-bit fingerprint and the fingerprint of
+//! its *parent*, the state it was first reached from ([`visited`]). The fingerprint is
+//! FxHash of the state passed through MurmurHash3's `fmix64` finalizer. FxHash alone is fast
+//! but leaves the low bits of small states nearly constant, and an open-addressing table
+//! indexed by low bits then uses a fraction of its buckets (one constant low bit halves the
+//! usable table; at 2^26 buckets that stalls the search). `fmix64` is a bijection that makes
+//! every bit depend on every input bit, so the top bits can pick the shard and the low bits
+//! the bucket. Distinct states with equal fingerprints are merged (the second is never
+//! explored); the report gives TLC's estimate of the probability that this happened,
+//! `n·(g−n)/2^64`. *Exact mode* removes the risk: the table also stores every packed state,
+//! compares bytes on a fingerprint match, and stores a colliding state under a secondary
+//! key.
+//!
+//! # Determinism of discoveries and paths
+//!
+//! A discovery is a state where an Always property is false or a Sometimes property is
+//! true. Properties are evaluated on each state when it is expanded, until the property
+//! has a discovery. Among the discoveries of the first level that has any, the one with the
+//! **smallest fingerprint** (key) is kept. Since the level's set of states is independent
+//! of the thread count, so is this choice.
+//!
+//! The path is rebuilt from parent links ([`path`]), which must therefore also be
+//! independent of timing. The first parent to reach a state depends on thread timing, so
+//! the table does not keep the first one: while the level that discovered a state is
+//! running, the state's slot is marked *fresh*, and any further arrival of the same state
+//! from a parent with a smaller fingerprint replaces the stored parent. When the level
+//! ends, each new state's parent is the **smallest-fingerprint parent among all its
+//! parents at the previous depth**, a function of the model alone. Finally the path is
+//! re-executed from the initial state choosing, at each step, the **first action in
+//! `model.actions()` order** whose successor has the next fingerprint of the chain. No
+//! action index is stored, which is why this also works under symmetry reduction, where the
+//! stored state is a canonical representative and not the state the action was taken from.
+//!
+//! The choice depends on fingerprints, so it is stable across runs and thread counts of the
+//! same build, but a change to the state type's `Hash` implementation or to the hash
+//! functions can select a different (equally short) path.
+//!
+//! # Semantics shared with stateright's BFS
+//!
+//! * Initial states outside `within_boundary` are dropped; a successor outside the boundary
+//!   is neither counted nor visited.
+//! * `total_states` counts the initial states plus every successor (within the boundary)
+//!   of every expanded state, repeats included: stateright's `state_count()`.
+//! * `max_depth` is the 1-based depth of the deepest level taken from the queue (initial
+//!   states have depth 1): stateright's `max_depth()`.
+//! * With `target_max_depth = Some(t)` (t > 0), states at depth `t` are counted but neither
+//!   checked nor expanded. `Some(0)` means no bound, like stateright's `target_max_depth(0)`.
+//!
+//! Differences: properties are never all-discovered "at one state" (stateright does not
+//! expand a state that is a discovery for every property; this engine does); a model
+//! without properties is fully explored (stateright explores only its initial states);
+//! duplicate initial states are expanded once (stateright expands each copy); early stops
+//! happen at level ends, so counts after an early stop differ from stateright's
+//! (timing-dependent) ones. Eventually properties are rejected.
+//!
+//! # Symmetry
+//!
+//! With `symmetry = Some(canonical)`, every successor (and initial state) is replaced by
+//! `canonical(state)` before it is fingerprinted, stored and expanded. Storing the
+//! canonical representative, rather than whichever member of the class arrived first,
+//! keeps the expansion, and hence the counts, independent of timing.
+//!
+//! # Memory
+//!
+//! Each worker publishes the bytes it holds (table, frontiers, batch buffers). When the sum
+//! exceeds `max_memory_bytes`, or a table would have to grow past it, the workers stop
+//! expanding at their next check point, finish the level's exchange, and the report says
+//! [`StopReason::Memory`]. A table that may not grow fills up to 15/16 of its slots; states
+//! that find it full are counted in `dropped_states`.
+
+mod coordinator;
+mod frontier;
+mod packed;
+mod path;
+mod report;
+mod shard;
+mod sync;
+mod visited;
+
+pub use packed::PackedState;
+pub use path::check_path;
+pub use report::{
+    read_proc_status_bytes, reset_peak_rss, Discovery, ExploreError, ExploreReport, MemoryReport,
+    Progress, PropertyReport, StopReason,
+};
+pub use visited::{fingerprint, fmix64, shard_of};
+
+use coordinator::{Coordinator, Limits};
+use path::Keyer;
+use shard::{Context, Msg, Shard, Worker};
+use stateright::{Expectation, Model};
+use std::any::Any;
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use sync::{Poisoned, Shared};
+use visited::{Insert, NO_PARENT};
+
+/// A symmetry canonicalizer: maps a state to the representative of its symmetry class.
+pub type Canonicalizer<M> = fn(&<M as Model>::State) -> <M as Model>::State;
+
+/// A path through a model, in stateright's format: each state with the action taken from
+/// it, the last state with `None`.
+pub type Trace<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
+
+/// Parameters of one exploration. Build with [`ExploreOptions::new`] and the chaining
+/// setters, or set the fields directly.
+pub struct ExploreOptions<'a, M: Model> {
+    /// Worker threads (0 is treated as 1). With 1, everything runs on the calling thread.
+    pub threads: usize,
+    /// Symmetry canonicalizer applied to every state before it is fingerprinted.
+    pub symmetry: Option<Canonicalizer<M>>,
+    /// States at this 1-based depth are counted but not checked or expanded (stateright's
+    /// `target_max_depth`; `Some(0)` means no bound).
+    pub target_max_depth: Option<usize>,
+    /// Stop when a level ends with at least this many distinct states.
+    pub max_states: Option<u64>,
+    /// Stop (at the next check point) when the engine's own accounting exceeds this.
+    pub max_memory_bytes: Option<u64>,
+    /// Store whole packed states in the visited set so fingerprint collisions are detected
+    /// and resolved.
+    pub exact: bool,
+    /// Stop when a level ends and every property has a discovery (stateright's default).
+    pub finish_when_all_discovered: bool,
+    /// Called from the calling thread about every `progress_interval`.
+    pub progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
+    /// Interval between progress callbacks (default 1 s).
+    pub progress_interval: Duration,
+}
+
+impl<M: Model> Clone for ExploreOptions<'_, M> {
+    fn clone(&self) -> Self {
+        ExploreOptions {
+            threads: self.threads,
+            symmetry: self.symmetry,
+            target_max_depth: self.target_max_depth,
+            max_states: self.max_states,
+            max_memory_bytes: self.max_memory_bytes,
+            exact: self.exact,
+            finish_when_all_discovered: self.finish_when_all_discovered,
+            progress: self.progress,
+            progress_interval: self.progress_interval,
+        }
+    }
+}
+
+impl<M: Model> Default for ExploreOptions<'_, M> {
+    fn default() -> Self {
+        ExploreOptions {
+            threads: 1,
+            symmetry: None,
+            target_max_depth: None,
+            max_states: None,
+            max_memory_bytes: None,
+            exact: false,
+            finish_when_all_discovered: false,
+            progress: None,
+            progress_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+impl<'a, M: Model> ExploreOptions<'a, M> {
+    /// Defaults: 1 thread, no symmetry, no limits, fingerprint mode, explore everything.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`ExploreOptions::threads`].
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets [`ExploreOptions::symmetry`].
+    pub fn symmetry(mut self, canonical: fn(&M::State) -> M::State) -> Self {
+        self.symmetry = Some(canonical);
+        self
+    }
+
+    /// Sets [`ExploreOptions::target_max_depth`].
+    pub fn target_max_depth(mut self, depth: usize) -> Self {
+        self.target_max_depth = Some(depth);
+        self
+    }
+
+    /// Sets [`ExploreOptions::max_states`].
+    pub fn max_states(mut self, states: u64) -> Self {
+        self.max_states = Some(states);
+        self
+    }
+
+    /// Sets [`ExploreOptions::max_memory_bytes`].
+    pub fn max_memory_bytes(mut self, bytes: u64) -> Self {
+        self.max_memory_bytes = Some(bytes);
+        self
+    }
+
+    /// Sets [`ExploreOptions::exact`].
+    pub fn exact(mut self, exact: bool) -> Self {
+        self.exact = exact;
+        self
+    }
+
+    /// Sets [`ExploreOptions::finish_when_all_discovered`].
+    pub fn finish_when_all_discovered(mut self, finish: bool) -> Self {
+        self.finish_when_all_discovered = finish;
+        self
+    }
+
+    /// Sets [`ExploreOptions::progress`] and [`ExploreOptions::progress_interval`].
+    pub fn progress(mut self, callback: &'a (dyn Fn(&Progress) + Sync), every: Duration) -> Self {
+        self.progress = Some(callback);
+        self.progress_interval = every;
+        self
+    }
+}
+
+/// What a worker thread hands back: its shard, or why it has none.
+type WorkerResult = Result<Result<Shard, Poisoned>, Box<dyn Any + Send>>;
+
+/// Explores the state space of `model`; see the [module documentation](self).
+///
+/// # Errors
+///
+/// [`ExploreError::EventuallyUnsupported`] if the model has an Eventually property,
+/// [`ExploreError::PackRoundTrip`] if an initial state does not survive `pack`/`unpack`,
+/// [`ExploreError::PathReplay`] if a discovery path cannot be re-executed (nondeterministic
+/// model or invalid symmetry).
+///
+/// # Panics
+///
+/// Re-raises a panic of the model code in any worker. Panics starting with
+/// `[memtx internal bug]` are bugs of this engine.
+pub fn explore<M>(
+    model: &M,
+    options: &ExploreOptions<'_, M>,
+) -> Result<ExploreReport<M::State, M::Action>, ExploreError>
+where
+    M: Model + Sync,
+    M::State: Hash + Clone + Eq + Send + Sync + PackedState,
+    M::Action: Clone + Debug,
+{
+    let start = Instant::now();
+    let properties = model.properties();
+    if let Some(p) = properties
+        .iter()
+        .find(|p| p.expectation == Expectation::Eventually)
+    {
+        return Err(ExploreError::EventuallyUnsupported(p.name));
+    }
+    let threads = options.threads.max(1);
+
+    // Level 0: the initial states, inserted before any worker starts.
+    let mut shards: Vec<Shard> = (0..threads).map(|_| Shard::new(options.exact)).collect();
+    let mut init_generated = 0u64;
+    let mut buffer = Vec::new();
+    for state in model.init_states() {
+        if !model.within_boundary(&state) {
+            continue;
+        }
+        init_generated += 1;
+        let state = match options.symmetry {
+            Some(canonical) => canonical(&state),
+            None => state,
+        };
+        buffer.clear();
+        state.pack(&mut buffer);
+        if M::State::unpack(&buffer).as_ref() != Some(&state) {
+            return Err(ExploreError::PackRoundTrip);
+        }
+        let fp = fingerprint(&state);
+        let shard = &mut shards[shard_of(fp, threads)];
+        if shard.table.wants_growth(1) {
+            shard.table.grow();
+        }
+        if let Insert::New(key) = shard.table.insert(fp, NO_PARENT, &buffer) {
+            shard.current.push(key, &buffer);
+        }
+    }
+    for shard in &mut shards {
+        shard.table.clear_fresh();
+    }
+    let init_distinct: u64 = shards.iter().map(|s| s.table.len() as u64).sum();
+
+    let limits = Limits {
+        finish_when_all_discovered: options.finish_when_all_discovered,
+        max_states: options.max_states,
+        max_memory: options.max_memory_bytes,
+        target_max_depth: options.target_max_depth,
+        progress: options.progress,
+        progress_interval: options.progress_interval,
+    };
+    let mut coordinator = Coordinator::new(
+        limits,
+        start,
+        init_generated,
+        init_distinct,
+        properties.len(),
+    );
+    let shared = Shared::new(
+        threads,
+        options.max_memory_bytes,
+        coordinator.decision(false),
+    );
+
+    if init_distinct > 0 && coordinator.beyond_depth(0) {
+        coordinator.max_depth = 1;
+        coordinator.stopped_early = Some(StopReason::MaxDepth);
+    } else if init_distinct > 0 {
+        shards = run_workers(
+            model,
+            &properties,
+            options.symmetry,
+            &shared,
+            shards,
+            &mut coordinator,
+        );
+    }
+
+    let unique_states: u64 = shards.iter().map(|s| s.table.len() as u64).sum();
+    let counted = init_distinct + shared.sum(|c| &c.new);
+    assert_eq!(
+        unique_states, counted,
+        "[memtx internal bug] visited tables hold {unique_states} states, counters say {counted}"
+    );
+    let total_states = init_generated + shared.sum(|c| &c.generated);
+
+    let tables: Vec<_> = shards.iter().map(|s| &s.table).collect();
+    let mut keyer = Keyer::<M> {
+        symmetry: options.symmetry,
+        tables: &tables,
+        exact: options.exact,
+        buffer: Vec::new(),
+    };
+    let mut reports = Vec::with_capacity(properties.len());
+    for (property, found) in properties.iter().zip(&coordinator.discoveries) {
+        let discovery = match *found {
+            Some((key, steps)) => Some(Discovery {
+                path: path::rebuild(model, &mut keyer, property.name, key, steps)?,
+                fingerprint: key,
+            }),
+            None => None,
+        };
+        reports.push(PropertyReport {
+            name: property.name,
+            expectation: property.expectation.clone(),
+            discovery,
+        });
+    }
+
+    let visited_bytes: u64 = shards.iter().map(|s| s.table.bytes()).sum();
+    let held: u64 = shards.iter().map(Shard::bytes).sum();
+    let n = unique_states as f64;
+    Ok(ExploreReport {
+        unique_states,
+        total_states,
+        max_depth: coordinator.max_depth,
+        states_per_depth: coordinator.states_per_depth,
+        properties: reports,
+        elapsed: start.elapsed(),
+        stopped_early: coordinator.stopped_early,
+        memory: MemoryReport {
+            peak_rss_bytes: read_proc_status_bytes("VmHWM"),
+            peak_estimate_bytes: coordinator.peak_memory.max(held),
+            visited_bytes,
+            visited_bytes_per_state: if unique_states > 0 {
+                visited_bytes as f64 / n
+            } else {
+                0.0
+            },
+        },
+        collision_probability: if options.exact {
+            0.0
+        } else {
+            n * (total_states.saturating_sub(unique_states)) as f64 / 2f64.powi(64)
+        },
+        fingerprint_collisions: shards.iter().map(|s| s.table.collisions()).sum(),
+        dropped_states: shared.sum(|c| &c.dropped),
+        threads,
+        exact: options.exact,
+        symmetry: options.symmetry.is_some(),
+    })
+}
+
+/// Runs one worker per shard (worker 0 on the calling thread, with the coordinator) until
+/// the coordinator stops the search; returns the shards in order. Re-raises worker panics.
+fn run_workers<M>(
+    model: &M,
+    properties: &[stateright::Property<M>],
+    symmetry: Option<Canonicalizer<M>>,
+    shared: &Shared,
+    shards: Vec<Shard>,
+    coordinator: &mut Coordinator<'_>,
+) -> Vec<Shard>
+where
+    M: Model + Sync,
+    M::State: Hash + PackedState,
+{
+    let threads = shards.len();
+    let (senders, inboxes): (Vec<_>, Vec<_>) = (0..threads).map(|_| mpsc::channel::<Msg>()).unzip();
+    let context = || Context {
+        model,
+        properties,
+        symmetry,
+        shared,
+    };
+    let guarded = |body: &mut dyn FnMut() -> Result<Shard, Poisoned>| -> WorkerResult {
+        let result = catch_unwind(AssertUnwindSafe(body));
+        if result.is_err() {
+            shared.barrier.poison();
+        }
+        result
+    };
+    let mut work = shards.into_iter().zip(inboxes).enumerate();
+    let Some((_, (shard0, inbox0))) = work.next() else {
+        panic!("[memtx internal bug] no shard for worker 0");
+    };
+    let results: Vec<WorkerResult> = std::thread::scope(|scope| {
+        let handles: Vec<_> = work
+            .map(|(id, (shard, inbox))| {
+                let senders = senders.clone();
+                let mut slot = Some((shard, inbox));
+                scope.spawn(move || {
+                    guarded(&mut || {
+                        let (shard, inbox) = slot.take().unwrap_or_else(|| {
+                            panic!("[memtx internal bug] worker {id} started twice")
+                        });
+                        Worker::new(id, context(), senders.clone(), inbox, shard).run(None)
+                    })
+                })
+            })
+            .collect();
+        let mut slot = Some((shard0, inbox0));
+        let mut results = vec![guarded(&mut || {
+            let (shard, inbox) = slot
+                .take()
+                .unwrap_or_else(|| panic!("[memtx internal bug] worker 0 started twice"));
+            Worker::new(0, context(), senders.clone(), inbox, shard).run(Some(&mut *coordinator))
+        })];
+        for handle in handles {
+            results.push(handle.join().unwrap_or_else(Err));
+        }
+        results
+    });
+
+    let mut shards = Vec::with_capacity(threads);
+    let mut poisoned = false;
+    for result in results {
+        match result {
+            Ok(Ok(shard)) => shards.push(shard),
+            Ok(Err(Poisoned)) => poisoned = true,
+            Err(payload) => resume_unwind(payload),
+        }
+    }
+    assert!(
+        !poisoned,
+        "[memtx internal bug] a worker stopped on a poisoned barrier but none panicked"
+    );
+    shards
+}

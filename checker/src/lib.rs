@@ -1,0 +1,4 @@
+//! placeholder
+pub mod bench;
+pub mod explore;
+pub mod two_phase_commit;

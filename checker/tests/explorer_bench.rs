@@ -1,0 +1,59 @@
+//! The benchmark, as ignored tests (run them in release mode):
+//!
+//! ```text
+//! MEMTX_BENCH_RMS=8 MEMTX_BENCH_THREADS=1,2 cargo test --release -p memtx \
+//!     --test explorer_bench -- --ignored --nocapture
+//! ```
+//!
+//! `MEMTX_BENCH_STATERIGHT=0` skips stateright's BFS. The non-ignored test checks the
+//! benchmark's plumbing on a tiny model.
+
+use memtx_checker::bench::{bench_model, bench_two_phase, BenchOptions, Engine};
+use memtx_checker::two_phase_commit::TwoPhaseSys;
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}
+
+#[test]
+#[ignore = "benchmark: run with --release --ignored --nocapture"]
+fn explorer_bench_two_phase() {
+    let rms: usize = env_or("MEMTX_BENCH_RMS", "8")
+        .parse()
+        .expect("MEMTX_BENCH_RMS is a number");
+    let threads: Vec<usize> = env_or("MEMTX_BENCH_THREADS", "1,2")
+        .split(',')
+        .map(|t| {
+            t.trim()
+                .parse()
+                .expect("MEMTX_BENCH_THREADS is a list of numbers")
+        })
+        .collect();
+    let model = TwoPhaseSys::new(rms).expect("supported RM count");
+    let mut options = BenchOptions::new(&threads);
+    options.stateright = env_or("MEMTX_BENCH_STATERIGHT", "1") != "0";
+    let result = bench_model(&format!("2PC, {rms} RMs"), &model, &options)
+        .expect("2PC has no eventually property");
+    println!("{}", result.to_markdown());
+    assert!(result.counts_agree);
+}
+
+#[test]
+fn explorer_bench_plumbing_on_3_rms() {
+    let result = bench_two_phase(3, &[1, 2]).expect("3 RMs are supported");
+    assert!(result.counts_agree, "{}", result.to_markdown());
+    assert_eq!(result.runs.len(), 4);
+    assert!(result.runs.iter().all(|r| r.unique_states == 288));
+    let fast: Vec<_> = result
+        .runs
+        .iter()
+        .filter(|r| r.engine == Engine::Fast)
+        .collect();
+    assert!(fast
+        .iter()
+        .all(|r| r.speedup.is_some() && r.visited_bytes_per_state.is_some()));
+    let table = result.to_markdown();
+    assert!(table.contains("| memtx fast | 2 | 288 |"), "{table}");
+    assert!(table.contains("| stateright BFS | 1 | 288 |"), "{table}");
+    assert!(bench_two_phase(15, &[1]).is_err());
+}

@@ -1,0 +1,319 @@
+//! The configuration of a run: bounds, enumerated domains, variant (PROTOCOL.md §1, §5, §10).
+//!
+//! A [`Config`] is one serialisable value. It is written into every report and trace, and a trace
+//! is only replayed against the configuration it was made with.
+
+use crate::evidence::{Authority, Confidence};
+use crate::record::{Kind, Scope, MAX_RECORDS};
+use crate::state::MAX_AGENTS;
+use crate::txn::{Isolation, Tier};
+use serde::{Deserialize, Serialize};
+
+/// The protocol variants of PROTOCOL.md §10: the fixed protocol, ablations and a seeded defect.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// The protocol as PROTOCOL.md specifies it (with its "Decided" rules).
+    #[default]
+    Memtx,
+    /// Removes semantic-conflict adjudication.
+    NoConflictCheck,
+    /// Removes the permission-inheritance (scope) check.
+    NoPermissionInheritance,
+    /// Removes cascading repair.
+    NoCascade,
+    /// Removes the action gate.
+    NoActionGate,
+    /// Staged records are visible to every transaction.
+    NoVisibilityScoping,
+    /// Reads see the latest state instead of the snapshot.
+    NoSnapshotReads,
+    /// The paper's exact gate: no action-time check of support records and their ancestors.
+    PaperGate,
+    /// The paper's defect class: the cascade walk stops at a quarantined view.
+    MissedCascade,
+}
+
+/// One row of the variant table: name, what it removes, which properties it should break.
+#[derive(Clone, Copy, Debug)]
+pub struct VariantInfo {
+    /// The variant.
+    pub variant: Variant,
+    /// Its CLI name.
+    pub name: &'static str,
+    /// What it removes from the protocol.
+    pub removes: &'static str,
+    /// Property keys PROTOCOL.md §10 expects it to break.
+    pub expected_to_break: &'static [&'static str],
+}
+
+/// The variant table of PROTOCOL.md §10 (plus the fixed protocol, first).
+pub const VARIANTS: &[VariantInfo] = &[
+    VariantInfo {
+        variant: Variant::Memtx,
+        name: "memtx",
+        removes: "nothing: the protocol as specified",
+        expected_to_break: &[],
+    },
+    VariantInfo {
+        variant: Variant::NoConflictCheck,
+        name: "no-conflict-check",
+        removes: "semantic-conflict adjudication",
+        expected_to_break: &["I6", "I7"],
+    },
+    VariantInfo {
+        variant: Variant::NoPermissionInheritance,
+        name: "no-permission-inheritance",
+        removes: "the scope check",
+        expected_to_break: &["I3"],
+    },
+    VariantInfo {
+        variant: Variant::NoCascade,
+        name: "no-cascade",
+        removes: "cascading repair",
+        expected_to_break: &["I2"],
+    },
+    VariantInfo {
+        variant: Variant::NoActionGate,
+        name: "no-action-gate",
+        removes: "the action gate",
+        expected_to_break: &["I1"],
+    },
+    VariantInfo {
+        variant: Variant::NoVisibilityScoping,
+        name: "no-visibility-scoping",
+        removes: "visibility scoping: staged records visible to all",
+        expected_to_break: &["I5", "I1"],
+    },
+    VariantInfo {
+        variant: Variant::NoSnapshotReads,
+        name: "no-snapshot-reads",
+        removes: "snapshot reads: reads see the latest state",
+        expected_to_break: &["I7"],
+    },
+    VariantInfo {
+        variant: Variant::PaperGate,
+        name: "paper-gate",
+        removes: "the gate's action-time check of support and its ancestors (the paper's gate)",
+        expected_to_break: &["I9"],
+    },
+    VariantInfo {
+        variant: Variant::MissedCascade,
+        name: "missed-cascade",
+        removes: "the cascade walk below a quarantined view (the paper's defect)",
+        expected_to_break: &["I2"],
+    },
+];
+
+impl Variant {
+    /// This variant's row of [`VARIANTS`].
+    pub fn info(self) -> &'static VariantInfo {
+        VARIANTS
+            .iter()
+            .find(|v| v.variant == self)
+            .expect("[memtx internal bug] every variant has a row in VARIANTS")
+    }
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+    /// Looks a variant up by its CLI name.
+    pub fn from_name(name: &str) -> Option<Variant> {
+        VARIANTS.iter().find(|v| v.name == name).map(|v| v.variant)
+    }
+}
+
+/// The sizes of the bounded universe (PROTOCOL.md §1).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Bounds {
+    /// Agents `0..agents`.
+    pub agents: u8,
+    /// Record slots `0..records`.
+    pub records: u8,
+    /// Logical clock `0..=ticks`.
+    pub ticks: u8,
+    /// Entity/attribute keys `0..slots`.
+    pub slots: u8,
+    /// Values `0..values`.
+    pub values: u8,
+    /// Authority of each source `0..sources.len()`.
+    pub sources: Vec<Authority>,
+}
+
+/// The authority of source `i` when only a source count is given: mid, mid, high, low, repeating.
+/// Two equal sources come first, so an equal-authority conflict with a different source exists
+/// as soon as there are two sources; a higher one with three.
+pub fn default_authority(i: usize) -> Authority {
+    [
+        Authority::Mid,
+        Authority::Mid,
+        Authority::High,
+        Authority::Low,
+    ][i % 4]
+}
+
+/// Validity shapes a `Stage` may choose, relative to the current tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ValidityShape {
+    /// `[now, ∞)`.
+    Open,
+    /// `[now, now + 1)`: expires at the next tick.
+    OneTick,
+    /// `[now + 1, ∞)`: not yet valid.
+    FromNextTick,
+}
+
+/// The evidence and scope of one enumerated belief write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WriteShape {
+    /// Source id.
+    pub source: u8,
+    /// Writer confidence.
+    pub confidence: Confidence,
+    /// Scope.
+    pub scope: Scope,
+}
+
+/// Every combination of the given sources, confidences and scopes (the full product).
+pub fn all_writes(sources: usize, confidences: &[Confidence], scopes: &[Scope]) -> Vec<WriteShape> {
+    let mut out = Vec::new();
+    for source in 0..sources as u8 {
+        for &confidence in confidences {
+            for &scope in scopes {
+                out.push(WriteShape {
+                    source,
+                    confidence,
+                    scope,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Which values of each nondeterministic operation parameter the state machine enumerates
+/// (PROTOCOL.md §5 "Free"). These choices decide what "exhaustive" covers; every report prints them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Domain {
+    /// Tiers a `Begin` may choose (low and medium behave identically in every rule).
+    pub tiers: Vec<Tier>,
+    /// Isolation levels for non-external tiers (external-action always reads action-safe).
+    pub isolations: Vec<Isolation>,
+    /// Kinds a `Stage` may write (beliefs and views).
+    pub stage_kinds: Vec<Kind>,
+    /// Write shapes (source, confidence, scope) a staged belief or an observation may take.
+    pub writes: Vec<WriteShape>,
+    /// Scopes a staged view may take.
+    pub view_scopes: Vec<Scope>,
+    /// Validity shapes enumerated for staged beliefs.
+    pub validities: Vec<ValidityShape>,
+    /// Largest parent set of a staged belief (0 = beliefs have no parents).
+    pub belief_parents: u8,
+    /// Largest parent set of a staged view (views always have at least one parent).
+    pub view_parents: u8,
+    /// Largest declared support set of a tool call.
+    pub support: u8,
+    /// Enumerate `Observe` (raw tool results) and adopting them into transactions.
+    pub observe: bool,
+    /// Enumerate reversible tool calls.
+    pub reversible_calls: bool,
+    /// Enumerate `RequestRevocation` / `ApplyRevocation`.
+    pub revocations: bool,
+    /// Enumerate `Resolve` of review quarantines.
+    pub reviews: bool,
+}
+
+/// One check's whole configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Config {
+    /// The preset it started from (informational).
+    pub preset: String,
+    /// Bounds.
+    pub bounds: Bounds,
+    /// Enumerated domains.
+    pub domain: Domain,
+    /// Protocol variant.
+    pub variant: Variant,
+}
+
+/// A bound is outside what the model can represent, or the configuration is unusable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Config {
+    /// Checks that the bounds fit the state's fixed capacities; the error names the fix.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let b = &self.bounds;
+        let err = |m: String| Err(ConfigError(m));
+        if b.agents == 0 || b.agents as usize > MAX_AGENTS {
+            return err(format!(
+                "--agents must be between 1 and {MAX_AGENTS} (got {})",
+                b.agents
+            ));
+        }
+        if b.records == 0 || b.records as usize > MAX_RECORDS {
+            return err(format!(
+                "--records must be between 1 and {MAX_RECORDS} (got {})",
+                b.records
+            ));
+        }
+        if b.ticks > 16 {
+            return err(format!("--ticks must be at most 16 (got {})", b.ticks));
+        }
+        if b.slots == 0 || b.slots > 8 {
+            return err(format!("--slots must be between 1 and 8 (got {})", b.slots));
+        }
+        if b.values == 0 || b.values > 8 {
+            return err(format!(
+                "--values must be between 1 and 8 (got {})",
+                b.values
+            ));
+        }
+        if b.sources.is_empty() || b.sources.len() > 8 {
+            return err(format!(
+                "--sources must be between 1 and 8 (got {})",
+                b.sources.len()
+            ));
+        }
+        let d = &self.domain;
+        if d.tiers.is_empty() {
+            return err("the domain enumerates no tier: no transaction could begin".into());
+        }
+        if d.tiers.iter().any(|t| *t != Tier::ExternalAction) && d.isolations.is_empty() {
+            return err("the domain enumerates no isolation level for low/medium tiers".into());
+        }
+        if d.stage_kinds.iter().any(|k| k.is_action()) {
+            return err("tool actions are created by CallTool, not staged".into());
+        }
+        if d.writes.is_empty() || d.view_scopes.is_empty() || d.validities.is_empty() {
+            return err(
+                "the domain must enumerate at least one write shape, view scope and validity"
+                    .into(),
+            );
+        }
+        if let Some(w) = d
+            .writes
+            .iter()
+            .find(|w| w.source as usize >= b.sources.len())
+        {
+            return err(format!(
+                "a write shape names source {} but there are only {} sources: raise --sources",
+                w.source,
+                b.sources.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Authority of `source`.
+    pub fn authority(&self, source: u8) -> Authority {
+        self.bounds.sources[source as usize]
+    }
+}

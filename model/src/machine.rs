@@ -1,0 +1,318 @@
+//! The state machine: which operations to try in a state, and one step with its ghost update.
+//!
+//! The protocol's rules live in `ops`, `pipeline`, `gate` and `cascade`; this module only
+//! enumerates the operations the configuration's [`crate::Domain`] asks for, in a fixed order
+//! (so exploration and counterexamples are deterministic), and wraps each step with the ghost
+//! observer. [`MemTx`] implements `stateright::Model`.
+
+use crate::config::{Config, ValidityShape};
+use crate::evidence::Confidence;
+use crate::ghost::observe_step;
+use crate::lifecycle::Life;
+use crate::ops::{apply, Op, Refusal};
+use crate::properties::{PropertyDef, PROPERTIES};
+use crate::record::{Kind, Reason, RecordSet, Validity, FOREVER};
+use crate::state::State;
+use crate::txn::{visible, Tier};
+use stateright::{Model, Property};
+
+/// The MemTX protocol as a `stateright` model over one configuration.
+#[derive(Clone, Debug)]
+pub struct MemTx {
+    /// Bounds, domains and variant.
+    pub cfg: Config,
+    /// The properties this check judges (default: all of [`PROPERTIES`]).
+    pub selected: Vec<&'static PropertyDef>,
+}
+
+impl MemTx {
+    /// A model judging every property.
+    pub fn new(cfg: Config) -> Self {
+        MemTx {
+            cfg,
+            selected: PROPERTIES.iter().collect(),
+        }
+    }
+    /// A model judging only `selected`.
+    pub fn with_properties(cfg: Config, selected: Vec<&'static PropertyDef>) -> Self {
+        MemTx { cfg, selected }
+    }
+    /// The canonical representative of `state` under renaming of agents (symmetry reduction):
+    /// the least state, in `State`'s total order, over every permutation of the agents.
+    pub fn representative(&self, state: &State) -> State {
+        let n = self.cfg.bounds.agents as usize;
+        let mut perm: Vec<u8> = (0..n as u8).collect();
+        let mut best = state.clone();
+        while next_permutation(&mut perm) {
+            let candidate = state.permute_agents(&perm);
+            if candidate < best {
+                best = candidate;
+            }
+        }
+        best
+    }
+}
+
+fn next_permutation(p: &mut [u8]) -> bool {
+    let Some(i) = p.windows(2).rposition(|w| w[0] < w[1]) else {
+        return false;
+    };
+    let j = p.iter().rposition(|&x| x > p[i]).unwrap_or(i);
+    p.swap(i, j);
+    p[i + 1..].reverse();
+    true
+}
+
+/// One step: apply `op` to a copy of `pre` and let the ghost observer judge it.
+///
+/// An attempted illegal lifecycle move is not hidden: the step yields the unchanged state with
+/// I4 marked violated, so the checker reports it with a trace.
+pub fn step(cfg: &Config, pre: &State, op: &Op) -> Result<State, Refusal> {
+    let mut post = pre.clone();
+    match apply(cfg, &mut post, op) {
+        Ok(()) => {
+            observe_step(cfg, pre, op, &mut post);
+            Ok(post)
+        }
+        Err(Refusal::Illegal(_)) => {
+            let mut flagged = pre.clone();
+            flagged.ghost.violate(4);
+            Ok(flagged)
+        }
+        Err(refusal) => Err(refusal),
+    }
+}
+
+/// Subsets of `of` with at most `k` elements (the empty set first), in increasing bit order.
+fn subsets(of: RecordSet, k: u8, min: u8, out: &mut Vec<RecordSet>) {
+    let ids: Vec<u8> = of.iter().collect();
+    let n = ids.len();
+    for mask in 0u32..(1 << n) {
+        let size = mask.count_ones() as u8;
+        if size < min || size > k {
+            continue;
+        }
+        out.push(
+            (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| ids[i])
+                .collect(),
+        );
+    }
+}
+
+/// The operations tried in `state`, in a fixed order. Some may still be refused by [`step`]
+/// (e.g. a blocked irreversible call): a refused operation is not a transition.
+pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
+    let d = &cfg.domain;
+    let b = &cfg.bounds;
+    let free = state.len() < b.records as usize;
+    if state.clock < b.ticks {
+        out.push(Op::Tick);
+    }
+    if d.observe && free {
+        for source in 0..b.sources.len() as u8 {
+            for slot in 0..b.slots {
+                for value in 0..b.values {
+                    for w in &d.writes {
+                        if w.source != source {
+                            continue;
+                        }
+                        for owner in 0..b.agents {
+                            out.push(Op::Observe {
+                                source,
+                                slot,
+                                value,
+                                confidence: w.confidence,
+                                scope: w.scope,
+                                owner,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut sets = Vec::new();
+    for agent in 0..b.agents {
+        let Some(tx) = state.txn(agent) else {
+            for &tier in &d.tiers {
+                if tier == Tier::ExternalAction {
+                    out.push(Op::Begin {
+                        agent,
+                        tier,
+                        isolation: crate::txn::Isolation::ActionSafeRead,
+                    });
+                } else {
+                    for &isolation in &d.isolations {
+                        out.push(Op::Begin {
+                            agent,
+                            tier,
+                            isolation,
+                        });
+                    }
+                }
+            }
+            continue;
+        };
+        let readable: RecordSet = state
+            .ids()
+            .filter(|&id| {
+                let r = state.record(id);
+                !r.kind.is_action() && r.life() != Life::Revoked && visible(cfg, state, agent, id)
+            })
+            .collect();
+        if free {
+            stage_ops(cfg, state, agent, readable, &mut sets, out);
+            for id in readable.iter() {
+                if state.record(id).life() == Life::Raw {
+                    out.push(Op::Adopt { agent, record: id });
+                }
+            }
+        }
+        out.push(Op::Commit { agent });
+        out.push(Op::Abort { agent });
+        if free {
+            sets.clear();
+            let in_force: RecordSet = readable
+                .iter()
+                .filter(|&id| state.record(id).life().is_committed())
+                .collect();
+            subsets(in_force, d.support, 0, &mut sets);
+            for reversible in [true, false] {
+                if reversible && !d.reversible_calls {
+                    continue;
+                }
+                for &support in &sets {
+                    out.push(Op::CallTool {
+                        agent,
+                        reversible,
+                        support,
+                    });
+                }
+            }
+        }
+        let _ = tx;
+    }
+    for id in state.ids() {
+        let r = state.record(id);
+        if d.revocations && !r.kind.is_action() && r.life().is_committed() && !r.pending_revocation
+        {
+            out.push(Op::RequestRevocation { record: id });
+        }
+        if r.pending_revocation {
+            out.push(Op::ApplyRevocation { record: id });
+        }
+        if r.life() == Life::Quarantined && state.txn(r.owner).is_some() {
+            if r.kind == Kind::Belief {
+                out.push(Op::Revalidate { record: id });
+            } else if r.kind.is_view() {
+                out.push(Op::Rebuild { view: id });
+            }
+        }
+        if d.reviews && r.life() == Life::Quarantined && r.reason == Some(Reason::Review) {
+            out.push(Op::Resolve {
+                record: id,
+                keep: true,
+            });
+            out.push(Op::Resolve {
+                record: id,
+                keep: false,
+            });
+        }
+    }
+}
+
+fn stage_ops(
+    cfg: &Config,
+    state: &State,
+    agent: u8,
+    readable: RecordSet,
+    sets: &mut Vec<RecordSet>,
+    out: &mut Vec<Op>,
+) {
+    let d = &cfg.domain;
+    let b = &cfg.bounds;
+    let now = state.clock;
+    for &kind in &d.stage_kinds {
+        sets.clear();
+        if kind.is_view() {
+            subsets(readable, d.view_parents, 1, sets);
+            for &scope in &d.view_scopes {
+                for &parents in sets.iter() {
+                    out.push(Op::Stage {
+                        agent,
+                        kind,
+                        slot: 0,
+                        value: 0,
+                        source: 0,
+                        confidence: Confidence::High,
+                        scope,
+                        parents,
+                        validity: Validity::open(now),
+                    });
+                }
+            }
+            continue;
+        }
+        subsets(readable, d.belief_parents, 0, sets);
+        for slot in 0..b.slots {
+            for value in 0..b.values {
+                for w in &d.writes {
+                    for &shape in &d.validities {
+                        let validity = match shape {
+                            ValidityShape::Open => Validity::open(now),
+                            ValidityShape::OneTick => Validity {
+                                from: now,
+                                until: now + 1,
+                            },
+                            ValidityShape::FromNextTick => Validity {
+                                from: now + 1,
+                                until: FOREVER,
+                            },
+                        };
+                        for &parents in sets.iter() {
+                            let (source, confidence, scope) = (w.source, w.confidence, w.scope);
+                            out.push(Op::Stage {
+                                agent,
+                                kind,
+                                slot,
+                                value,
+                                source,
+                                confidence,
+                                scope,
+                                parents,
+                                validity,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Model for MemTx {
+    type State = State;
+    type Action = Op;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![State::initial()]
+    }
+
+    fn actions(&self, state: &State, actions: &mut Vec<Op>) {
+        candidate_ops(&self.cfg, state, actions);
+    }
+
+    fn next_state(&self, state: &State, op: Op) -> Option<State> {
+        step(&self.cfg, state, &op).ok()
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        self.selected.iter().map(|p| p.to_stateright()).collect()
+    }
+
+    fn format_action(&self, op: &Op) -> String {
+        crate::display::op_line(op)
+    }
+}

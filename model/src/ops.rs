@@ -1,0 +1,597 @@
+//! The operations of PROTOCOL.md §5: the model's actions.
+//!
+//! [`Op`] is a serialisable enum with stable field names (traces are actions replayed). [`apply`]
+//! checks an operation's enabling condition and performs its effect; a disabled operation is
+//! refused with a [`Refusal`] that says why, and changes nothing.
+
+use crate::cascade::retract;
+use crate::config::Config;
+use crate::evidence::Confidence;
+use crate::gate::{self, GateBlock};
+use crate::lifecycle::{IllegalMove, Life};
+use crate::pipeline::{self, CommitContext, Verdict};
+use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet, Scope, Validity, FOREVER};
+use crate::state::State;
+use crate::txn::{capture_snapshot, snapshot_seq, visible, Isolation, Tier, Txn};
+use serde::{Deserialize, Serialize};
+
+/// One protocol operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum Op {
+    /// Advance the logical clock.
+    Tick,
+    /// A raw tool result, recorded outside any transaction.
+    Observe {
+        /// Source id.
+        source: u8,
+        /// Slot.
+        slot: u8,
+        /// Value.
+        value: u8,
+        /// Confidence attached to the observation.
+        confidence: Confidence,
+        /// Scope.
+        scope: Scope,
+        /// Owning agent.
+        owner: u8,
+    },
+    /// Open a transaction and capture its snapshot.
+    Begin {
+        /// Agent.
+        agent: u8,
+        /// Tier (harness configuration).
+        tier: Tier,
+        /// Isolation (ignored for external-action, which reads action-safe).
+        isolation: Isolation,
+    },
+    /// Stage a new Tentative record in the agent's transaction.
+    Stage {
+        /// Agent.
+        agent: u8,
+        /// Belief, Summary or Profile.
+        kind: Kind,
+        /// Slot.
+        slot: u8,
+        /// Value.
+        value: u8,
+        /// Source id.
+        source: u8,
+        /// Writer confidence.
+        confidence: Confidence,
+        /// Scope.
+        scope: Scope,
+        /// Declared parents (must be visible).
+        parents: RecordSet,
+        /// Validity interval.
+        validity: Validity,
+    },
+    /// Stage's second form: adopt a visible Raw record into the agent's transaction.
+    Adopt {
+        /// Agent.
+        agent: u8,
+        /// The Raw record.
+        record: RecordId,
+    },
+    /// Run the commit pipeline over the transaction's staged records and close it.
+    Commit {
+        /// Agent.
+        agent: u8,
+    },
+    /// Retract every staged record (with cascade) and close the transaction.
+    Abort {
+        /// Agent.
+        agent: u8,
+    },
+    /// Call a tool; irreversible calls pass the action gate first.
+    CallTool {
+        /// Agent.
+        agent: u8,
+        /// Reversible (no gate) or irreversible (gated).
+        reversible: bool,
+        /// Declared support records (must be visible); they become the action's parents.
+        support: RecordSet,
+    },
+    /// An external correction asks to revoke a committed record.
+    RequestRevocation {
+        /// The record.
+        record: RecordId,
+    },
+    /// Apply a pending revocation: revoke and cascade.
+    ApplyRevocation {
+        /// The record.
+        record: RecordId,
+    },
+    /// Send a quarantined belief back through the pipeline in its owner's transaction.
+    Revalidate {
+        /// The record.
+        record: RecordId,
+    },
+    /// Rebuild a quarantined view from its surviving parents in its owner's transaction.
+    Rebuild {
+        /// The view.
+        view: RecordId,
+    },
+    /// The reviewer's verdict on an equal-authority conflict.
+    Resolve {
+        /// The record quarantined for review.
+        record: RecordId,
+        /// Keep it (it commits, its rivals are Superseded) or reject it (Revoked, cascaded).
+        keep: bool,
+    },
+}
+
+/// Why an operation was not performed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Refusal {
+    /// Its enabling condition does not hold (the reason says which part).
+    Disabled(&'static str),
+    /// The action gate blocked an irreversible call.
+    Blocked(GateBlock),
+    /// The protocol attempted a lifecycle move outside the table ([memtx internal bug]).
+    Illegal(IllegalMove),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Disabled(why) => write!(f, "not enabled: {why}"),
+            Refusal::Blocked(block) => write!(f, "{block}"),
+            Refusal::Illegal(m) => write!(f, "[memtx internal bug] {m}"),
+        }
+    }
+}
+
+impl From<IllegalMove> for Refusal {
+    fn from(m: IllegalMove) -> Self {
+        Refusal::Illegal(m)
+    }
+}
+
+type Applied = Result<(), Refusal>;
+
+fn require(cond: bool, why: &'static str) -> Applied {
+    if cond {
+        Ok(())
+    } else {
+        Err(Refusal::Disabled(why))
+    }
+}
+
+/// Checks `op`'s enabling condition in `state` and, if it holds, performs it.
+/// On `Err`, `state` may be partly changed and must be discarded (callers apply to a clone).
+pub fn apply(cfg: &Config, state: &mut State, op: &Op) -> Applied {
+    match *op {
+        Op::Tick => tick(cfg, state),
+        Op::Observe {
+            source,
+            slot,
+            value,
+            confidence,
+            scope,
+            owner,
+        } => observe(cfg, state, source, slot, value, confidence, scope, owner),
+        Op::Begin {
+            agent,
+            tier,
+            isolation,
+        } => begin(cfg, state, agent, tier, isolation),
+        Op::Stage {
+            agent,
+            kind,
+            slot,
+            value,
+            source,
+            confidence,
+            scope,
+            parents,
+            validity,
+        } => {
+            let record = Record {
+                kind,
+                slot,
+                value,
+                source,
+                confidence,
+                owner: agent,
+                scope,
+                parents,
+                validity,
+                life: Life::Tentative,
+                writer: Some(agent),
+                ..Record::default()
+            };
+            stage(cfg, state, agent, record)
+        }
+        Op::Adopt { agent, record } => adopt(cfg, state, agent, record),
+        Op::Commit { agent } => commit(cfg, state, agent),
+        Op::Abort { agent } => abort(cfg, state, agent),
+        Op::CallTool {
+            agent,
+            reversible,
+            support,
+        } => call_tool(cfg, state, agent, reversible, support),
+        Op::RequestRevocation { record } => request_revocation(state, record),
+        Op::ApplyRevocation { record } => apply_revocation(cfg, state, record),
+        Op::Revalidate { record } => revalidate(state, record),
+        Op::Rebuild { view } => rebuild(state, view),
+        Op::Resolve { record, keep } => resolve(cfg, state, record, keep),
+    }
+}
+
+fn tick(cfg: &Config, state: &mut State) -> Applied {
+    require(state.clock < cfg.bounds.ticks, "the clock is at its bound")?;
+    state.clock += 1;
+    Ok(())
+}
+
+fn free_record(cfg: &Config, state: &State) -> Applied {
+    require(
+        state.len() < cfg.bounds.records as usize,
+        "no free record id",
+    )
+}
+
+fn agent_ok(cfg: &Config, agent: u8) -> Applied {
+    require(agent < cfg.bounds.agents, "no such agent")
+}
+
+fn open_txn(cfg: &Config, state: &State, agent: u8) -> Result<Txn, Refusal> {
+    agent_ok(cfg, agent)?;
+    state
+        .txn(agent)
+        .copied()
+        .ok_or(Refusal::Disabled("the agent has no open transaction"))
+}
+
+fn record_ok(state: &State, id: RecordId) -> Applied {
+    require(state.exists(id), "no such record")
+}
+
+fn evidence_ok(cfg: &Config, source: u8, slot: u8, value: u8) -> Applied {
+    require(
+        (source as usize) < cfg.bounds.sources.len(),
+        "no such source",
+    )?;
+    require(slot < cfg.bounds.slots, "no such slot")?;
+    require(value < cfg.bounds.values, "no such value")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn observe(
+    cfg: &Config,
+    state: &mut State,
+    source: u8,
+    slot: u8,
+    value: u8,
+    confidence: Confidence,
+    scope: Scope,
+    owner: u8,
+) -> Applied {
+    free_record(cfg, state)?;
+    agent_ok(cfg, owner)?;
+    evidence_ok(cfg, source, slot, value)?;
+    state.push_record(Record {
+        kind: Kind::Belief,
+        slot,
+        value,
+        source,
+        confidence,
+        owner,
+        scope,
+        validity: Validity::open(state.clock),
+        life: Life::Raw,
+        ..Record::default()
+    });
+    Ok(())
+}
+
+fn begin(cfg: &Config, state: &mut State, agent: u8, tier: Tier, isolation: Isolation) -> Applied {
+    agent_ok(cfg, agent)?;
+    require(
+        state.txn(agent).is_none(),
+        "the agent already has an open transaction",
+    )?;
+    // An external-action transaction always reads at the strictest level.
+    let isolation = if tier == Tier::ExternalAction {
+        Isolation::ActionSafeRead
+    } else {
+        isolation
+    };
+    let snapshot = capture_snapshot(state, isolation);
+    state.set_txn(
+        agent,
+        Some(Txn {
+            tier,
+            isolation,
+            snapshot,
+            snapshot_seq: state.next_seq,
+        }),
+    );
+    Ok(())
+}
+
+fn parents_visible(cfg: &Config, state: &State, agent: u8, parents: RecordSet) -> Applied {
+    for p in parents.iter() {
+        record_ok(state, p)?;
+        require(
+            visible(cfg, state, agent, p),
+            "a declared parent is not visible to the transaction",
+        )?;
+    }
+    Ok(())
+}
+
+fn stage(cfg: &Config, state: &mut State, agent: u8, record: Record) -> Applied {
+    open_txn(cfg, state, agent)?;
+    free_record(cfg, state)?;
+    require(
+        !record.kind.is_action(),
+        "tool actions are created by CallTool, not staged",
+    )?;
+    require(
+        !record.kind.is_view() || !record.parents.is_empty(),
+        "a view needs at least one parent",
+    )?;
+    evidence_ok(cfg, record.source, record.slot, record.value)?;
+    require(
+        record.validity.from < record.validity.until,
+        "empty validity interval",
+    )?;
+    parents_visible(cfg, state, agent, record.parents)?;
+    state.push_record(record);
+    Ok(())
+}
+
+fn adopt(cfg: &Config, state: &mut State, agent: u8, id: RecordId) -> Applied {
+    open_txn(cfg, state, agent)?;
+    record_ok(state, id)?;
+    require(
+        state.record(id).life() == Life::Raw,
+        "only a Raw record can be adopted",
+    )?;
+    require(
+        visible(cfg, state, agent, id),
+        "the Raw record is not visible to the transaction",
+    )?;
+    state.move_record(id, Life::Tentative)?;
+    state.record_mut(id).writer = Some(agent);
+    Ok(())
+}
+
+fn commit(cfg: &Config, state: &mut State, agent: u8) -> Applied {
+    let tx = open_txn(cfg, state, agent)?;
+    let ctx = CommitContext {
+        now: state.clock,
+        snapshot_seq: snapshot_seq(cfg, state, &tx),
+        commit_start: state.next_seq,
+    };
+    for id in state.staged_by(agent).iter() {
+        // A cascade earlier in this commit may already have repaired it.
+        if state.record(id).life() != Life::Tentative {
+            continue;
+        }
+        match pipeline::run(cfg, state, id, ctx) {
+            Verdict::Pass {
+                outranked,
+                corrected,
+            } => {
+                supersede(state, outranked, Reason::SupersededByAuthority)?;
+                supersede(state, corrected, Reason::SupersededByCorrection)?;
+                promote(state, id, tx.tier)?;
+            }
+            Verdict::Quarantine(reason) => {
+                state.move_record(id, Life::Quarantined)?;
+                state.record_mut(id).reason = Some(reason);
+            }
+            Verdict::Abort(reason) => retract(cfg, state, id, reason)?,
+        }
+    }
+    close(state, agent);
+    Ok(())
+}
+
+/// (Tentative or Quarantined) → Validated → Committed (→ ActionSafe inside an external-action
+/// transaction), taking the next commit sequence number.
+fn promote(state: &mut State, id: RecordId, tier: Tier) -> Applied {
+    state.move_record(id, Life::Validated)?;
+    state.move_record(id, Life::Committed)?;
+    if tier == Tier::ExternalAction {
+        state.move_record(id, Life::ActionSafe)?;
+    }
+    let seq = state.next_seq;
+    state.next_seq += 1;
+    let r = state.record_mut(id);
+    r.seq = Some(seq);
+    r.reason = None;
+    Ok(())
+}
+
+fn supersede(state: &mut State, rivals: RecordSet, reason: Reason) -> Applied {
+    for x in rivals.iter() {
+        state.move_record(x, Life::Superseded)?;
+        state.record_mut(x).reason = Some(reason);
+    }
+    Ok(())
+}
+
+/// Closes `agent`'s transaction: its records are no longer staged.
+fn close(state: &mut State, agent: u8) {
+    for id in state.staged_by(agent).iter() {
+        state.record_mut(id).writer = None;
+    }
+    state.set_txn(agent, None);
+}
+
+fn abort(cfg: &Config, state: &mut State, agent: u8) -> Applied {
+    open_txn(cfg, state, agent)?;
+    for id in state.staged_by(agent).iter() {
+        if state.record(id).life() != Life::Revoked {
+            retract(cfg, state, id, Reason::Aborted)?;
+        }
+    }
+    close(state, agent);
+    Ok(())
+}
+
+fn call_tool(
+    cfg: &Config,
+    state: &mut State,
+    agent: u8,
+    reversible: bool,
+    support: RecordSet,
+) -> Applied {
+    let tx = open_txn(cfg, state, agent)?;
+    free_record(cfg, state)?;
+    for s in support.iter() {
+        record_ok(state, s)?;
+        require(
+            visible(cfg, state, agent, s),
+            "a declared support record is not visible to the transaction",
+        )?;
+        // Decided (model/README.md): support must be in force, for reversible calls too, which
+        // have no gate: a cascade cannot repair an action created after it ran.
+        require(
+            state.record(s).life().is_committed(),
+            "a declared support record is not Committed or ActionSafe",
+        )?;
+    }
+    if !reversible {
+        gate::check(cfg, state, agent, support).map_err(Refusal::Blocked)?;
+    }
+    // An executed action enters the lifecycle as Committed (ActionSafe in an external-action txn).
+    let life = if tx.tier == Tier::ExternalAction {
+        Life::ActionSafe
+    } else {
+        Life::Committed
+    };
+    state.push_record(Record {
+        kind: if reversible {
+            Kind::ReversibleAction
+        } else {
+            Kind::IrreversibleAction
+        },
+        owner: agent,
+        scope: Scope::Private,
+        parents: support,
+        validity: Validity {
+            from: state.clock,
+            until: FOREVER,
+        },
+        life,
+        effect: Some(Effect::Executed),
+        ..Record::default()
+    });
+    Ok(())
+}
+
+fn request_revocation(state: &mut State, id: RecordId) -> Applied {
+    record_ok(state, id)?;
+    let r = state.record(id);
+    require(
+        !r.kind.is_action(),
+        "tool actions are repaired by cascade, not revoked",
+    )?;
+    require(
+        r.life().is_committed(),
+        "only a Committed or ActionSafe record can be revoked",
+    )?;
+    require(!r.pending_revocation, "a revocation is already pending")?;
+    state.record_mut(id).pending_revocation = true;
+    Ok(())
+}
+
+fn apply_revocation(cfg: &Config, state: &mut State, id: RecordId) -> Applied {
+    record_ok(state, id)?;
+    require(
+        state.record(id).pending_revocation,
+        "no revocation is pending",
+    )?;
+    retract(cfg, state, id, Reason::Revocation)?;
+    Ok(())
+}
+
+/// Stages quarantined record `id` back as Tentative in its owner's open transaction.
+fn restage(state: &mut State, id: RecordId) -> Applied {
+    let owner = state.record(id).owner;
+    require(
+        state.txn(owner).is_some(),
+        "the owner has no open transaction",
+    )?;
+    state.move_record(id, Life::Tentative)?;
+    let r = state.record_mut(id);
+    r.writer = Some(owner);
+    r.reason = None;
+    Ok(())
+}
+
+fn revalidate(state: &mut State, id: RecordId) -> Applied {
+    record_ok(state, id)?;
+    let r = state.record(id);
+    require(
+        r.kind == Kind::Belief,
+        "only a belief is revalidated (views are rebuilt)",
+    )?;
+    require(
+        r.life() == Life::Quarantined,
+        "only a Quarantined record is revalidated",
+    )?;
+    require(
+        state
+            .ancestors(id)
+            .iter()
+            .all(|a| state.record(a).life().is_active()),
+        "an ancestor is not active",
+    )?;
+    restage(state, id)
+}
+
+fn rebuild(state: &mut State, view: RecordId) -> Applied {
+    record_ok(state, view)?;
+    let v = state.record(view);
+    require(v.kind.is_view(), "only a view is rebuilt")?;
+    require(
+        v.life() == Life::Quarantined,
+        "only a Quarantined view is rebuilt",
+    )?;
+    let surviving: RecordSet = v
+        .parents
+        .iter()
+        .filter(|&p| state.record(p).life().is_active())
+        .collect();
+    require(!surviving.is_empty(), "no parent of the view is active")?;
+    restage(state, view)?;
+    state.record_mut(view).parents = surviving;
+    Ok(())
+}
+
+fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied {
+    record_ok(state, id)?;
+    let r = state.record(id);
+    require(
+        r.life() == Life::Quarantined && r.reason == Some(Reason::Review),
+        "only a record quarantined for review is resolved",
+    )?;
+    if !keep {
+        return Ok(retract(cfg, state, id, Reason::ReviewRejected)?);
+    }
+    require(
+        r.validity.contains(state.clock),
+        "the record is no longer valid",
+    )?;
+    require(
+        state.ancestors(id).iter().all(|a| {
+            let a = state.record(a);
+            a.life().is_active() && !a.pending_revocation
+        }),
+        "an ancestor is inactive or pending revocation",
+    )?;
+    // The reviewer's verdict stands in for the conflict check: every rival is superseded.
+    supersede(
+        state,
+        pipeline::rivals(state, id),
+        Reason::SupersededByReview,
+    )?;
+    promote(state, id, Tier::Medium)
+}

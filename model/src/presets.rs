@@ -1,0 +1,124 @@
+//! The named presets of PROTOCOL.md §1: `quick`, `paper`, `large`.
+//!
+//! Names are normative; bounds and domains are calibrated here and documented in
+//! `model/README.md` with the state counts they give (pinned in `reports/manifest.json`).
+
+use crate::config::{
+    all_writes, default_authority, Bounds, Config, Domain, ValidityShape, Variant, WriteShape,
+};
+use crate::evidence::{Authority, Confidence};
+use crate::record::{Kind, Scope};
+use crate::txn::{Isolation, Tier};
+
+/// The preset names, in order of size.
+pub const PRESETS: &[&str] = &["quick", "paper", "large"];
+
+fn sources(n: usize) -> Vec<Authority> {
+    (0..n).map(default_authority).collect()
+}
+
+/// The configuration of preset `name` under `variant`, or `None` for an unknown name.
+pub fn preset(name: &str, variant: Variant) -> Option<Config> {
+    let (bounds, domain) = match name {
+        "quick" => (
+            Bounds {
+                agents: 1,
+                records: 3,
+                ticks: 0,
+                slots: 1,
+                values: 2,
+                sources: sources(3),
+            },
+            quick_domain(),
+        ),
+        "paper" => (
+            Bounds {
+                agents: 2,
+                records: 4,
+                ticks: 1,
+                slots: 1,
+                values: 2,
+                sources: sources(3),
+            },
+            full_domain(3),
+        ),
+        "large" => (
+            Bounds {
+                agents: 3,
+                records: 4,
+                ticks: 1,
+                slots: 1,
+                values: 2,
+                sources: sources(3),
+            },
+            full_domain(3),
+        ),
+        _ => return None,
+    };
+    Some(Config {
+        preset: name.to_string(),
+        bounds,
+        domain,
+        variant,
+    })
+}
+
+/// `quick`: the smallest domain in which every example of §9 is reachable and every variant
+/// of §10 shows its violation. Four belief write shapes: the two equal mid-authority sources
+/// (equal-authority conflict), the high-authority source (supersession), and one private write
+/// (the parent a laundering view needs).
+fn quick_domain() -> Domain {
+    let shared = |source| WriteShape {
+        source,
+        confidence: Confidence::High,
+        scope: Scope::Shared,
+    };
+    Domain {
+        tiers: vec![Tier::Medium, Tier::ExternalAction],
+        isolations: vec![Isolation::CommittedRead],
+        stage_kinds: vec![Kind::Belief, Kind::Summary],
+        writes: vec![
+            shared(0),
+            shared(2),
+            WriteShape {
+                source: 1,
+                confidence: Confidence::High,
+                scope: Scope::Private,
+            },
+        ],
+        view_scopes: vec![Scope::Shared],
+        validities: vec![ValidityShape::Open],
+        belief_parents: 0,
+        view_parents: 2,
+        support: 1,
+        observe: false,
+        reversible_calls: true,
+        revocations: true,
+        reviews: true,
+    }
+}
+
+/// `paper` and `large`: every source × confidence × {Private, Shared}, raw observations, both
+/// validity shapes, three isolation levels.
+fn full_domain(sources: usize) -> Domain {
+    let scopes = [Scope::Private, Scope::Shared];
+    Domain {
+        tiers: vec![Tier::Medium, Tier::ExternalAction],
+        isolations: vec![
+            Isolation::RawRead,
+            Isolation::TentativeRead,
+            Isolation::CommittedRead,
+        ],
+        stage_kinds: vec![Kind::Belief, Kind::Summary],
+        writes: all_writes(sources, &[Confidence::Low, Confidence::High], &scopes),
+        view_scopes: scopes.to_vec(),
+        validities: vec![ValidityShape::Open, ValidityShape::OneTick],
+        belief_parents: 1,
+        view_parents: 2,
+        support: 1,
+        observe: true,
+        reversible_calls: true,
+        revocations: true,
+        reviews: true,
+    }
+}

@@ -1,0 +1,328 @@
+//! The properties of PROTOCOL.md §9, each a plain function of (model, state), registered in
+//! [`PROPERTIES`]: the `always` invariants I1–I9 and the non-vacuity examples E1–E9.
+//!
+//! History properties (I1, I4, I5, I7, I9) read ghost fields written by [`crate::ghost`], which
+//! re-states each condition independently of the code it judges. State properties (I2, I3, I6,
+//! I8) read the state directly. To add a property: write one function here and one row in
+//! [`PROPERTIES`] (see docs/extending.md).
+
+use crate::lifecycle::Life;
+use crate::machine::MemTx;
+use crate::record::{Effect, Kind, Reason};
+use crate::state::{Repair, State};
+use stateright::{Expectation, Property};
+
+/// One registered property.
+#[derive(Debug)]
+pub struct PropertyDef {
+    /// Short key used on the command line and in reports (`I1` … `I9`, `E1` … `E9`).
+    pub key: &'static str,
+    /// The property as a sentence (its name in stateright and in traces).
+    pub name: &'static str,
+    /// `Always` (an invariant) or `Sometimes` (an example that must be reached).
+    pub expectation: Expectation,
+    /// Does the state satisfy it (always) / exemplify it (sometimes)?
+    pub holds: fn(&MemTx, &State) -> bool,
+}
+
+impl PropertyDef {
+    /// The stateright form of this property.
+    pub fn to_stateright(&self) -> Property<MemTx> {
+        match self.expectation {
+            Expectation::Sometimes => Property::sometimes(self.name, self.holds),
+            _ => Property::always(self.name, self.holds),
+        }
+    }
+    /// An invariant (`always`), as opposed to an example (`sometimes`).
+    pub fn is_invariant(&self) -> bool {
+        !matches!(self.expectation, Expectation::Sometimes)
+    }
+    /// Finds a property by key (case-insensitive) or by its full name.
+    pub fn find(key_or_name: &str) -> Option<&'static PropertyDef> {
+        PROPERTIES
+            .iter()
+            .find(|p| p.key.eq_ignore_ascii_case(key_or_name) || p.name == key_or_name)
+    }
+}
+
+macro_rules! always {
+    ($key:literal, $name:literal, $f:path) => {
+        PropertyDef {
+            key: $key,
+            name: concat!($key, " ", $name),
+            expectation: Expectation::Always,
+            holds: $f,
+        }
+    };
+}
+macro_rules! sometimes {
+    ($key:literal, $name:literal, $f:path) => {
+        PropertyDef {
+            key: $key,
+            name: concat!($key, " ", $name),
+            expectation: Expectation::Sometimes,
+            holds: $f,
+        }
+    };
+}
+
+/// Every property, invariants first.
+pub const PROPERTIES: &[PropertyDef] = &[
+    always!(
+        "I1",
+        "irreversible calls run only on validated state",
+        action_safety_gating
+    ),
+    always!(
+        "I2",
+        "every descendant of a retracted record is repaired",
+        cascade_repair_completeness
+    ),
+    always!(
+        "I3",
+        "no record is visible more widely than its ancestry allows",
+        no_permission_laundering
+    ),
+    always!(
+        "I4",
+        "records move only along the lifecycle table",
+        lifecycle_legality
+    ),
+    always!(
+        "I5",
+        "no transaction reads below its isolation level",
+        isolation
+    ),
+    always!("I6", "one truth per slot", one_truth_per_slot),
+    always!(
+        "I7",
+        "no write commits over a rival newer than its snapshot",
+        no_stale_override
+    ),
+    always!(
+        "I8",
+        "every repair and leak is in the rollback log",
+        audit_completeness
+    ),
+    always!(
+        "I9",
+        "no irreversible harm from a retraction already requested",
+        no_harm_from_known_doubt
+    ),
+    sometimes!(
+        "E1",
+        "an irreversible call executes",
+        example_irreversible_call
+    ),
+    sometimes!(
+        "E2",
+        "a cascade reaches a descendant two edges away",
+        example_deep_cascade
+    ),
+    sometimes!(
+        "E3",
+        "a stale late write aborts",
+        example_stale_write_aborted
+    ),
+    sometimes!(
+        "E4",
+        "a higher-authority write supersedes",
+        example_authority_supersedes
+    ),
+    sometimes!(
+        "E5",
+        "an equal-authority conflict is quarantined",
+        example_review_quarantine
+    ),
+    sometimes!(
+        "E6",
+        "permission laundering is blocked",
+        example_laundering_blocked
+    ),
+    sometimes!(
+        "E7",
+        "a reversible effect is compensated",
+        example_compensated
+    ),
+    sometimes!(
+        "E8",
+        "an irreversible effect leaks and is recorded",
+        example_leak_recorded
+    ),
+    sometimes!(
+        "E9",
+        "a quarantined view is rebuilt and recommitted",
+        example_view_rebuilt
+    ),
+];
+
+/// I1 action-safety gating (ghost: judged when each irreversible call executed).
+pub fn action_safety_gating(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(1)
+}
+
+/// I2 cascade-repair completeness: no record in force (Committed or ActionSafe: beliefs and views)
+/// has a Revoked transitive ancestor; every executed action with one is compensated (reversible)
+/// or leaked (irreversible).
+///
+/// Reading of the spec: "no non-quarantined view" is judged on views in force. A view *staged*
+/// after the retraction from a snapshot that still holds its (now quarantined) parent is Tentative
+/// with a revoked ancestor; the pipeline's lineage check decides it at commit, and from then on
+/// this property judges it (see model/README.md, "Readings").
+pub fn cascade_repair_completeness(_: &MemTx, s: &State) -> bool {
+    s.ids().all(|id| {
+        let r = s.record(id);
+        let tainted = s
+            .ancestors(id)
+            .iter()
+            .any(|a| s.record(a).life() == Life::Revoked);
+        if !tainted {
+            return true;
+        }
+        match r.kind {
+            Kind::ReversibleAction => r.effect == Some(Effect::Compensated),
+            Kind::IrreversibleAction => r.effect == Some(Effect::Leaked),
+            Kind::Belief | Kind::Summary | Kind::Profile => !r.life().is_committed(),
+        }
+    })
+}
+
+/// I3 no permission laundering: a committed record's scope is no wider than the narrowest scope
+/// among its transitive ancestors.
+pub fn no_permission_laundering(_: &MemTx, s: &State) -> bool {
+    s.ids().all(|id| {
+        let r = s.record(id);
+        !r.life().is_committed() || s.ancestors(id).iter().all(|a| s.record(a).scope >= r.scope)
+    })
+}
+
+/// I4 lifecycle legality (ghost: every move judged against the spec's table as it happened).
+pub fn lifecycle_legality(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(4)
+}
+
+/// I5 isolation (ghost: every read judged against the reader's level when it happened).
+pub fn isolation(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(5)
+}
+
+/// I6 one truth per slot: no two committed beliefs assert different values for one slot over
+/// overlapping validity.
+pub fn one_truth_per_slot(_: &MemTx, s: &State) -> bool {
+    let committed = || {
+        s.records()
+            .iter()
+            .filter(|r| r.kind == Kind::Belief && r.life().is_committed())
+    };
+    committed().all(|a| {
+        committed()
+            .all(|b| a.slot != b.slot || a.value == b.value || !a.validity.overlaps(b.validity))
+    })
+}
+
+/// I7 no stale override (ghost: every commit judged against the rivals newer than its snapshot).
+pub fn no_stale_override(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(7)
+}
+
+/// I8 audit completeness: every leaked or compensated effect, every cascade repair and every
+/// retraction has its entry in the rollback log.
+pub fn audit_completeness(_: &MemTx, s: &State) -> bool {
+    s.ids().all(|id| {
+        let r = s.record(id);
+        let log = s.audit(id);
+        let effect_logged = match r.effect {
+            Some(Effect::Leaked) => log.has(Repair::Leaked),
+            Some(Effect::Compensated) => log.has(Repair::Compensated),
+            _ => true,
+        };
+        let repair_logged = match (r.life(), r.reason) {
+            (Life::Revoked, Some(Reason::Cascade)) => {
+                log.has(Repair::Revoked) || log.has(Repair::Compensated) || log.has(Repair::Leaked)
+            }
+            (Life::Quarantined, Some(Reason::Rebuild)) => log.has(Repair::Quarantined),
+            (Life::Revoked, Some(_)) => log.has(Repair::Retracted),
+            _ => true,
+        };
+        effect_logged && repair_logged
+    })
+}
+
+/// I9 no harm from known doubt: no irreversible effect has leaked through the retraction of a
+/// record that was already pending revocation when the call executed.
+pub fn no_harm_from_known_doubt(_: &MemTx, s: &State) -> bool {
+    s.records().iter().all(|r| {
+        r.effect != Some(Effect::Leaked)
+            || r.doubted_at_execution
+                .iter()
+                .all(|d| s.record(d).life() != Life::Revoked)
+    })
+}
+
+/// E1: an irreversible call has executed.
+pub fn example_irreversible_call(_: &MemTx, s: &State) -> bool {
+    s.records()
+        .iter()
+        .any(|r| r.kind == Kind::IrreversibleAction)
+}
+
+/// E2: a cascade repaired a record whose retracted cause is an ancestor but not a parent.
+pub fn example_deep_cascade(_: &MemTx, s: &State) -> bool {
+    s.ids().any(|id| {
+        let log = s.audit(id);
+        let repaired = log.repairs().any(|r| r != Repair::Retracted);
+        match log.cause {
+            Some(c) if repaired => !s.record(id).parents.contains(c) && s.ancestors(id).contains(c),
+            _ => false,
+        }
+    })
+}
+
+/// E3: a stale late write was aborted.
+pub fn example_stale_write_aborted(_: &MemTx, s: &State) -> bool {
+    s.records()
+        .iter()
+        .any(|r| r.reason == Some(Reason::StaleWrite))
+}
+
+/// E4: a higher-authority write superseded its rival.
+pub fn example_authority_supersedes(_: &MemTx, s: &State) -> bool {
+    s.records()
+        .iter()
+        .any(|r| r.life() == Life::Superseded && r.reason == Some(Reason::SupersededByAuthority))
+}
+
+/// E5: an equal-authority conflict went to review.
+pub fn example_review_quarantine(_: &MemTx, s: &State) -> bool {
+    s.records()
+        .iter()
+        .any(|r| r.life() == Life::Quarantined && r.reason == Some(Reason::Review))
+}
+
+/// E6: permission laundering was blocked.
+pub fn example_laundering_blocked(_: &MemTx, s: &State) -> bool {
+    s.records()
+        .iter()
+        .any(|r| r.reason == Some(Reason::Permission))
+}
+
+/// E7: a reversible effect was compensated.
+pub fn example_compensated(_: &MemTx, s: &State) -> bool {
+    s.records()
+        .iter()
+        .any(|r| r.effect == Some(Effect::Compensated))
+}
+
+/// E8: an irreversible effect leaked and the leak is in the rollback log.
+pub fn example_leak_recorded(_: &MemTx, s: &State) -> bool {
+    s.ids()
+        .any(|id| s.record(id).effect == Some(Effect::Leaked) && s.audit(id).has(Repair::Leaked))
+}
+
+/// E9: a view quarantined by a cascade was rebuilt and is committed again.
+pub fn example_view_rebuilt(_: &MemTx, s: &State) -> bool {
+    s.ids().any(|id| {
+        let r = s.record(id);
+        r.kind.is_view() && r.life().is_committed() && s.audit(id).has(Repair::Quarantined)
+    })
+}

@@ -1,0 +1,256 @@
+//! The protocol state: records in a fixed-capacity array, one optional transaction per agent,
+//! the rollback log, and the ghost fields that history properties read.
+//!
+//! The state is small, fixed-size and `Copy`-cheap to clone and hash: no `String`, no `HashMap`,
+//! sets of ids are machine words. Records never disappear, so the used prefix `0..len` is all
+//! there is; unused slots stay at their default value.
+
+use crate::lifecycle::{allowed, IllegalMove, Life};
+use crate::record::{Record, RecordId, RecordSet, MAX_RECORDS};
+use crate::txn::Txn;
+use serde::{Deserialize, Serialize};
+
+/// The most agents one state can hold.
+pub const MAX_AGENTS: usize = 4;
+
+/// A repair or retraction kind, as written into the rollback log (PROTOCOL.md §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Repair {
+    /// The root of a retraction (abort, revocation, pipeline abort, rejected review).
+    Retracted,
+    /// A descendant belief revoked.
+    Revoked,
+    /// A descendant view quarantined for rebuild.
+    Quarantined,
+    /// A reversible effect compensated.
+    Compensated,
+    /// An irreversible effect leaked (recorded).
+    Leaked,
+}
+
+impl Repair {
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+/// The rollback log, kept per record: which repairs the record underwent and the retracted
+/// record that caused the latest one. (An abstraction of an append-only list of
+/// `(record, repair, cause)` entries: order across records is dropped, so that two histories that
+/// repaired the same records the same way are one state.)
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct AuditEntry {
+    repairs: u8,
+    /// The retracted record whose cascade caused the latest repair.
+    pub cause: Option<RecordId>,
+}
+
+impl AuditEntry {
+    /// Was a repair of this kind logged for the record?
+    pub fn has(&self, repair: Repair) -> bool {
+        self.repairs & repair.bit() != 0
+    }
+    /// Every repair kind logged, in declaration order.
+    pub fn repairs(&self) -> impl Iterator<Item = Repair> + '_ {
+        [
+            Repair::Retracted,
+            Repair::Revoked,
+            Repair::Quarantined,
+            Repair::Compensated,
+            Repair::Leaked,
+        ]
+        .into_iter()
+        .filter(|r| self.has(*r))
+    }
+}
+
+/// Ghost fields: history, written by [`crate::ghost`] from independent predicates.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Ghost {
+    /// Bit `i` set = history property `Ii` was violated by some step so far.
+    pub violated: u16,
+}
+
+impl Ghost {
+    /// Marks history property number `n` (1..=9) as violated.
+    pub fn violate(&mut self, n: u8) {
+        self.violated |= 1 << n;
+    }
+    /// Has history property number `n` been violated?
+    pub fn is_violated(&self, n: u8) -> bool {
+        self.violated & (1 << n) != 0
+    }
+}
+
+/// One protocol state.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct State {
+    /// Logical clock.
+    pub clock: u8,
+    /// The next commit sequence number.
+    pub next_seq: u8,
+    len: u8,
+    records: [Record; MAX_RECORDS],
+    txns: [Option<Txn>; MAX_AGENTS],
+    log: [AuditEntry; MAX_RECORDS],
+    /// History (ghost) variables.
+    pub ghost: Ghost,
+}
+
+impl std::hash::Hash for State {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // Only the used prefix: unused slots are always default, so equal states hash equally.
+        let n = self.len as usize;
+        (self.clock, self.next_seq, self.len).hash(h);
+        self.records[..n].hash(h);
+        self.txns.hash(h);
+        self.log[..n].hash(h);
+        self.ghost.hash(h);
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            clock: 0,
+            next_seq: 0,
+            len: 0,
+            records: [Record::default(); MAX_RECORDS],
+            txns: [None; MAX_AGENTS],
+            log: [AuditEntry::default(); MAX_RECORDS],
+            ghost: Ghost::default(),
+        }
+    }
+}
+
+impl State {
+    /// The initial state: no records, no transactions, clock 0.
+    pub fn initial() -> Self {
+        State::default()
+    }
+    /// Number of records allocated.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+    /// True when no record exists.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// Ids of all allocated records, ascending.
+    pub fn ids(&self) -> impl Iterator<Item = RecordId> {
+        0..self.len
+    }
+    /// The allocated records, by id.
+    pub fn records(&self) -> &[Record] {
+        &self.records[..self.len as usize]
+    }
+    /// One record. Panics (internal bug) on an unallocated id: callers check ids first.
+    pub fn record(&self, id: RecordId) -> &Record {
+        assert!(
+            id < self.len,
+            "[memtx internal bug] record r{id} is not allocated"
+        );
+        &self.records[id as usize]
+    }
+    /// Mutable access to every field but `life` (which only [`State::move_record`] changes).
+    pub fn record_mut(&mut self, id: RecordId) -> &mut Record {
+        assert!(
+            id < self.len,
+            "[memtx internal bug] record r{id} is not allocated"
+        );
+        &mut self.records[id as usize]
+    }
+    /// Does `id` name an allocated record?
+    pub fn exists(&self, id: RecordId) -> bool {
+        id < self.len
+    }
+    /// Allocates the next record id with `record` (its `life` is the entry state).
+    pub fn push_record(&mut self, record: Record) -> RecordId {
+        let id = self.len;
+        assert!(
+            (id as usize) < MAX_RECORDS,
+            "[memtx internal bug] record capacity exceeded"
+        );
+        self.records[id as usize] = record;
+        self.len += 1;
+        id
+    }
+    /// Moves record `id` to `to`, refusing any move outside PROTOCOL.md §3's table.
+    ///
+    /// This is the only code that changes a record's lifecycle state. It also lets the ghost
+    /// observer judge the move with its own, independent copy of the table (property I4).
+    pub fn move_record(&mut self, id: RecordId, to: Life) -> Result<(), IllegalMove> {
+        let from = self.record(id).life;
+        if !allowed(from, to) {
+            return Err(IllegalMove {
+                record: id,
+                from,
+                to,
+            });
+        }
+        crate::ghost::observe_move(&mut self.ghost, from, to);
+        self.records[id as usize].life = to;
+        if to == Life::Revoked {
+            self.records[id as usize].pending_revocation = false;
+        }
+        Ok(())
+    }
+    /// The open transaction of `agent`, if any.
+    pub fn txn(&self, agent: u8) -> Option<&Txn> {
+        self.txns.get(agent as usize)?.as_ref()
+    }
+    /// Opens or closes `agent`'s transaction.
+    pub fn set_txn(&mut self, agent: u8, txn: Option<Txn>) {
+        self.txns[agent as usize] = txn;
+    }
+    /// All transaction slots (index = agent).
+    pub fn txns(&self) -> &[Option<Txn>; MAX_AGENTS] {
+        &self.txns
+    }
+    /// Records staged by `agent`'s open transaction (writer = agent), ascending.
+    pub fn staged_by(&self, agent: u8) -> RecordSet {
+        self.ids()
+            .filter(|&id| self.record(id).writer == Some(agent))
+            .collect()
+    }
+    /// Transitive ancestors of `id` (not including `id`).
+    pub fn ancestors(&self, id: RecordId) -> RecordSet {
+        let mut out = RecordSet::EMPTY;
+        let mut todo = self.record(id).parents;
+        while let Some(p) = todo.max() {
+            todo.remove(p);
+            if !out.contains(p) {
+                out.insert(p);
+                todo = todo.union(self.record(p).parents);
+            }
+        }
+        out
+    }
+    /// The rollback log entry of record `id`.
+    pub fn audit(&self, id: RecordId) -> &AuditEntry {
+        &self.log[id as usize]
+    }
+    /// Appends `(record, repair, cause)` to the rollback log.
+    pub fn log_repair(&mut self, id: RecordId, repair: Repair, cause: RecordId) {
+        let entry = &mut self.log[id as usize];
+        entry.repairs |= repair.bit();
+        entry.cause = Some(cause);
+    }
+    /// Renames agents by `perm` (`perm[old] = new`): used by symmetry reduction.
+    pub fn permute_agents(&self, perm: &[u8]) -> State {
+        let mut out = self.clone();
+        for (old, &new) in perm.iter().enumerate() {
+            out.txns[new as usize] = self.txns[old];
+        }
+        for r in &mut out.records[..self.len as usize] {
+            r.owner = perm[r.owner as usize];
+            r.writer = r.writer.map(|w| perm[w as usize]);
+        }
+        out
+    }
+}
