@@ -148,7 +148,7 @@ pub fn bench_model<M>(
 ) -> Result<BenchResult, ExploreError>
 where
     M: Model + Clone + Send + Sync + 'static,
-    M::State: Hash + Clone + Eq + Debug + Send + Sync + PackedState + 'static,
+    M::State: Hash + Clone + Eq + Send + Sync + PackedState + 'static,
     M::Action: Clone + Debug + PartialEq,
 {
     let mut runs = Vec::new();

@@ -1,4 +1,35 @@
-//! placeholder
+//! # memtx: bounded exhaustive checking of the MemTX protocol
+//!
+//! The library behind the `memtx` command. Map (see ARCHITECTURE.md for the flow of one check):
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`cli`], [`setup`] | the command line; turning it into a checked configuration |
+//! | [`check`], [`list`], [`replaying`], [`benching`], [`reference`] | one module per subcommand |
+//! | [`engine`] | the two explorers behind one result type |
+//! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states |
+//! | [`trace`], [`itf`], [`replay`] | counterexample traces, ITF export, re-execution |
+//! | [`reporting`], [`report`] | run reports, the ablation matrix, the manifest of pinned counts |
+//! | [`error`], [`fsutil`] | one-line user errors (exit 2); atomic file writes |
+//! | [`bench`], [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
+//! | [`progress`] | progress on stderr |
+
 pub mod bench;
+pub mod benching;
+pub mod check;
+pub mod cli;
+pub mod engine;
+pub mod error;
 pub mod explore;
+pub mod fsutil;
+pub mod itf;
+pub mod list;
+pub mod progress;
+pub mod reference;
+pub mod replay;
+pub mod replaying;
+pub mod report;
+pub mod reporting;
+pub mod setup;
+pub mod trace;
 pub mod two_phase_commit;

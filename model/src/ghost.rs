@@ -169,6 +169,10 @@ fn judge_commit(pre: &State, agent: u8, post: &mut State) {
                 && o.validity.from < before.validity.until
                 && before.validity.from < o.validity.until
                 && o.seq.is_some_and(|s| s >= tx.snapshot_seq)
+                // A rival that this same commit retracted (a descendant, read at a tentative
+                // level, of a record of this transaction aborted earlier in the commit) was no
+                // longer in force when the record was judged: nothing was committed over it.
+                && post.record(x).life() != Life::Revoked
         });
         if stale_rival {
             post.ghost.violate(7);

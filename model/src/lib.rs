@@ -35,11 +35,13 @@ pub mod ghost;
 pub mod lifecycle;
 pub mod machine;
 pub mod ops;
+pub mod packed;
 pub mod pipeline;
 pub mod presets;
 pub mod properties;
 pub mod record;
 pub mod state;
+pub mod state_serde;
 pub mod txn;
 
 pub use config::{Config, Domain, Variant};

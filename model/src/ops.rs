@@ -357,7 +357,21 @@ fn adopt(cfg: &Config, state: &mut State, agent: u8, id: RecordId) -> Applied {
     )?;
     state.move_record(id, Life::Tentative)?;
     state.record_mut(id).writer = Some(agent);
+    forget_in_snapshots(state, id);
     Ok(())
+}
+
+/// A record that re-enters the lifecycle as `Tentative` (adopted, revalidated, rebuilt) is a new,
+/// uncommitted version that no open snapshot captured: it leaves every snapshot, so it is read
+/// only by the transaction that stages it, and it is "in flight outside the snapshot" for the
+/// action gate (the caller's own staging included, PROTOCOL.md §4, §7).
+fn forget_in_snapshots(state: &mut State, id: RecordId) {
+    for agent in 0..state.txns().len() as u8 {
+        if let Some(mut tx) = state.txn(agent).copied() {
+            tx.snapshot.remove(id);
+            state.set_txn(agent, Some(tx));
+        }
+    }
 }
 
 fn commit(cfg: &Config, state: &mut State, agent: u8) -> Applied {
@@ -523,6 +537,7 @@ fn restage(state: &mut State, id: RecordId) -> Applied {
     let r = state.record_mut(id);
     r.writer = Some(owner);
     r.reason = None;
+    forget_in_snapshots(state, id);
     Ok(())
 }
 
@@ -586,6 +601,12 @@ fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied
             a.life().is_active() && !a.pending_revocation
         }),
         "an ancestor is inactive or pending revocation",
+    )?;
+    // The verdict stands in for the conflict adjudication only: the review quarantine pre-empted
+    // the permission-inheritance check, which must still pass (or keeping it launders scope).
+    require(
+        pipeline::check_permission_inheritance(cfg, state, id).is_ok(),
+        "the record's scope is wider than its narrowest parent's (permission laundering)",
     )?;
     // The reviewer's verdict stands in for the conflict check: every rival is superseded.
     supersede(

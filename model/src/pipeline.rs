@@ -131,9 +131,15 @@ pub fn check_semantic_conflict(
 }
 
 /// Check 3b, lineage: a revoked parent aborts; a superseded or quarantined parent quarantines.
+///
+/// The revoked case is judged over the transitive ancestors: a committed parent never has a
+/// revoked ancestor (the cascade repairs it), but a parent read at tentative-read or raw-read may
+/// be a record staged after a retraction under a parent the cascade had quarantined, and its own
+/// lineage check has not run yet (I2).
 pub fn check_lineage(state: &State, id: RecordId) -> Result<(), Verdict> {
     let parents = state.record(id).parents;
-    if parents
+    if state
+        .ancestors(id)
         .iter()
         .any(|p| state.record(p).life() == Life::Revoked)
     {
@@ -146,6 +152,11 @@ pub fn check_lineage(state: &State, id: RecordId) -> Result<(), Verdict> {
 }
 
 /// Check 3c, permission inheritance: a scope wider than the narrowest parent's is laundering.
+///
+/// Judged over the transitive ancestors: for committed parents this is the parents' rule (their
+/// own commit enforced it), but a parent read at tentative-read or raw-read has not been through
+/// this check yet, and a Shared child of a Shared tentative parent of a Private record would
+/// otherwise launder the Private scope (I3).
 pub fn check_permission_inheritance(
     cfg: &Config,
     state: &State,
@@ -155,7 +166,12 @@ pub fn check_permission_inheritance(
         return Ok(());
     }
     let r = state.record(id);
-    match r.parents.iter().map(|p| state.record(p).scope).min() {
+    match state
+        .ancestors(id)
+        .iter()
+        .map(|p| state.record(p).scope)
+        .min()
+    {
         Some(narrowest) if r.scope > narrowest => Err(Verdict::Quarantine(Reason::Permission)),
         _ => Ok(()),
     }

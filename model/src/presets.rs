@@ -11,7 +11,7 @@ use crate::record::{Kind, Scope};
 use crate::txn::{Isolation, Tier};
 
 /// The preset names, in order of size.
-pub const PRESETS: &[&str] = &["quick", "paper", "large"];
+pub const PRESETS: &[&str] = &["quick", "paper", "large", "full"];
 
 fn sources(n: usize) -> Vec<Authority> {
     (0..n).map(default_authority).collect()
@@ -34,17 +34,28 @@ pub fn preset(name: &str, variant: Variant) -> Option<Config> {
         "paper" => (
             Bounds {
                 agents: 2,
-                records: 4,
-                ticks: 1,
+                records: 3,
+                ticks: 0,
                 slots: 1,
                 values: 2,
                 sources: sources(3),
             },
-            full_domain(3),
+            quick_domain(),
         ),
         "large" => (
             Bounds {
                 agents: 3,
+                records: 3,
+                ticks: 0,
+                slots: 1,
+                values: 2,
+                sources: sources(3),
+            },
+            quick_domain(),
+        ),
+        "full" => (
+            Bounds {
+                agents: 2,
                 records: 4,
                 ticks: 1,
                 slots: 1,
@@ -98,7 +109,8 @@ fn quick_domain() -> Domain {
     }
 }
 
-/// `paper` and `large`: every source × confidence × {Private, Shared}, raw observations, both
+/// `full`: beyond exhaustive reach on this machine (billions of states); for bounded-depth runs
+/// and simulation. Every source × confidence × {Private, Shared}, raw observations, both
 /// validity shapes, three isolation levels.
 fn full_domain(sources: usize) -> Domain {
     let scopes = [Scope::Private, Scope::Shared];

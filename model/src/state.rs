@@ -53,6 +53,14 @@ impl AuditEntry {
     pub fn has(&self, repair: Repair) -> bool {
         self.repairs & repair.bit() != 0
     }
+    /// The logged repair kinds as a bit mask (for packing).
+    pub fn repairs_bits(&self) -> u8 {
+        self.repairs
+    }
+    /// Rebuilds an entry from its packed parts.
+    pub fn from_parts(repairs: u8, cause: Option<RecordId>) -> Self {
+        AuditEntry { repairs, cause }
+    }
     /// Every repair kind logged, in declaration order.
     pub fn repairs(&self) -> impl Iterator<Item = Repair> + '_ {
         [
@@ -88,7 +96,7 @@ impl Ghost {
 }
 
 /// One protocol state.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct State {
     /// Logical clock.
     pub clock: u8,
@@ -234,6 +242,10 @@ impl State {
     /// The rollback log entry of record `id`.
     pub fn audit(&self, id: RecordId) -> &AuditEntry {
         &self.log[id as usize]
+    }
+    /// Mutable access to the rollback log entry of record `id` (decoding only).
+    pub(crate) fn audit_mut(&mut self, id: RecordId) -> &mut AuditEntry {
+        &mut self.log[id as usize]
     }
     /// Appends `(record, repair, cause)` to the rollback log.
     pub fn log_repair(&mut self, id: RecordId, repair: Repair, cause: RecordId) {

@@ -6,6 +6,24 @@
 //! the same states and reports the same counts, but stores far less per state and never
 //! makes two threads contend on one data structure. This documentation explains how.
 //!
+//! # Example
+//!
+//! ```
+//! use memtx_checker::explore::{explore, ExploreOptions};
+//! use memtx_checker::two_phase_commit::{canonicalize, TwoPhaseSys};
+//!
+//! let model = TwoPhaseSys::new(3).expect("3 resource managers are supported");
+//! let report = explore(&model, &ExploreOptions::new().threads(2)).expect("no eventually");
+//! assert_eq!(report.unique_states, 288);
+//! assert!(report.is_complete());
+//! let commit = report.discovery("commit agreement").expect("commit is reachable");
+//! // Shortest: 3 × RMPrepare, 3 × TMRcvPrepared, TMCommit, 3 × RMRcvCommitMsg.
+//! assert_eq!(commit.steps(), 10);
+//! let reduced = explore(&model, &ExploreOptions::new().symmetry(canonicalize))
+//!     .expect("no eventually");
+//! assert!(reduced.unique_states < report.unique_states);
+//! ```
+//!
 //! # Levels
 //!
 //! The search proceeds one BFS *level* at a time. Level 0 holds the initial states (within
@@ -365,6 +383,7 @@ where
             model,
             &properties,
             options.symmetry,
+            options.exact,
             &shared,
             shards,
             &mut coordinator,
@@ -442,6 +461,7 @@ fn run_workers<M>(
     model: &M,
     properties: &[stateright::Property<M>],
     symmetry: Option<Canonicalizer<M>>,
+    exact: bool,
     shared: &Shared,
     shards: Vec<Shard>,
     coordinator: &mut Coordinator<'_>,
@@ -456,6 +476,7 @@ where
         model,
         properties,
         symmetry,
+        exact,
         shared,
     };
     let guarded = |body: &mut dyn FnMut() -> Result<Shard, Poisoned>| -> WorkerResult {

@@ -76,8 +76,10 @@ impl LevelBarrier {
     }
 }
 
-/// Cumulative counters one worker publishes at every check point.
+/// Cumulative counters one worker publishes at every check point (one cache line per
+/// worker, so that workers do not invalidate each other's lines).
 #[derive(Default)]
+#[repr(align(64))]
 pub(crate) struct Counters {
     /// Successors generated (within the boundary).
     pub(crate) generated: AtomicU64,

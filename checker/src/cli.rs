@@ -1,0 +1,168 @@
+//! The command line: `memtx check | replay | list | bench | reference`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// memtx: bounded exhaustive model checking of the MemTX belief-commit protocol.
+#[derive(Parser, Debug)]
+#[command(name = "memtx", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a bounded exhaustive check and report every property's verdict.
+    Check(CheckArgs),
+    /// Re-execute a saved trace against the model and check its recorded expectation.
+    Replay(ReplayArgs),
+    /// List properties, variants and presets.
+    List(ListArgs),
+    /// Benchmark the fast explorer against stateright's BFS in one run.
+    Bench(BenchArgs),
+    /// Regenerate the reference reports in reports/ (quick, paper, the ablation matrix, manifest).
+    Reference(ReferenceArgs),
+}
+
+/// Which explorer runs a check.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineArg {
+    /// This project's sharded, packed-state BFS (default).
+    Fast,
+    /// stateright's BfsChecker (reference engine).
+    Stateright,
+}
+
+/// Bounds that override the preset's (PROTOCOL.md §1).
+#[derive(Args, Debug, Clone, Default)]
+pub struct BoundArgs {
+    /// Agents (1..=4).
+    #[arg(long)]
+    pub agents: Option<u8>,
+    /// Record slots (1..=16).
+    #[arg(long)]
+    pub records: Option<u8>,
+    /// Clock bound: ticks 0..=T (0..=16).
+    #[arg(long)]
+    pub ticks: Option<u8>,
+    /// Entity/attribute keys (1..=8).
+    #[arg(long)]
+    pub slots: Option<u8>,
+    /// Values per slot (1..=8).
+    #[arg(long)]
+    pub values: Option<u8>,
+    /// Sources (1..=8); authorities follow mid, mid, high, low, repeating.
+    #[arg(long)]
+    pub sources: Option<u8>,
+}
+
+/// `memtx check`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Preset: quick, paper, large or full (see `memtx list`).
+    #[arg(long, default_value = "quick")]
+    pub preset: String,
+    /// Bound overrides.
+    #[command(flatten)]
+    pub bounds: BoundArgs,
+    /// Protocol variant (see `memtx list`): memtx (the protocol) or an ablation / seeded defect.
+    #[arg(long, default_value = "memtx")]
+    pub variant: String,
+    /// Check only this property (key such as I2 or E5; repeatable). Default: all.
+    #[arg(long = "property", value_name = "KEY")]
+    pub properties: Vec<String>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Explorer.
+    #[arg(long, value_enum, default_value = "fast")]
+    pub engine: EngineArg,
+    /// Symmetry reduction: agents are interchangeable (fast engine).
+    #[arg(long)]
+    pub symmetry: bool,
+    /// Exact mode: store whole packed states, no fingerprint-collision risk (fast engine).
+    #[arg(long)]
+    pub exact: bool,
+    /// Memory budget, e.g. 8G or 512M; the run stops gracefully when reached (fast engine).
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
+    /// Stop after this many distinct states.
+    #[arg(long)]
+    pub max_states: Option<u64>,
+    /// Do not expand states at this depth.
+    #[arg(long)]
+    pub max_depth: Option<usize>,
+    /// Write <name>.json and <name>.md reports into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Report name inside --report (default: <preset>-<variant>).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Directory for counterexample traces.
+    #[arg(long, value_name = "DIR", default_value = "traces")]
+    pub traces: PathBuf,
+    /// Also save a trace for every example (`sometimes` property) found.
+    #[arg(long)]
+    pub examples: bool,
+    /// Also write each trace in the Informal Trace Format (.itf.json).
+    #[arg(long)]
+    pub itf: bool,
+    /// Print one JSON object on stdout instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memtx replay`.
+#[derive(Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// The trace file (.trace.json).
+    pub trace: PathBuf,
+    /// Replay the steps under another variant (e.g. the fixed protocol `memtx`).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Print one JSON object instead of the step-by-step text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memtx list`.
+#[derive(Args, Debug, Clone)]
+pub struct ListArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `memtx bench`.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// MemTX preset to benchmark (both engines, same run).
+    #[arg(long, default_value = "quick")]
+    pub preset: String,
+    /// Also benchmark two-phase commit with this many resource managers (repeatable).
+    #[arg(long = "two-phase", value_name = "RMS")]
+    pub two_phase: Vec<usize>,
+    /// Thread counts for the fast engine.
+    #[arg(long = "threads", default_values_t = vec![1, 2])]
+    pub threads: Vec<usize>,
+    /// Write the Markdown result to this file as well.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `memtx reference`.
+#[derive(Args, Debug, Clone)]
+pub struct ReferenceArgs {
+    /// Output directory.
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Directory for the counterexample traces (the regression suite).
+    #[arg(long, default_value = "regressions")]
+    pub traces: PathBuf,
+    /// Also run the paper preset (about a minute).
+    #[arg(long)]
+    pub paper: bool,
+}

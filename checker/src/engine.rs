@@ -1,0 +1,214 @@
+//! The two engines behind `memtx check --engine`, behind one result type.
+//!
+//! [`run`] explores a [`MemTx`] model with either the fast explorer ([`crate::explore`]) or
+//! stateright's `BfsChecker`, and returns a [`RunOutcome`] that everything downstream (traces,
+//! reports, replay commands) reads, whichever engine produced it.
+
+use crate::explore::{self, ExploreOptions, PackedState, Progress, StopReason};
+use memtx_model::{MemTx, Op, State};
+use stateright::{Checker, Model};
+use std::time::{Duration, Instant};
+
+/// Which explorer runs the check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// This project's level-synchronous, sharded BFS over packed states.
+    Fast,
+    /// stateright 0.31's `BfsChecker` (the reference).
+    Stateright,
+}
+
+impl Engine {
+    /// CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Fast => "fast",
+            Engine::Stateright => "stateright",
+        }
+    }
+}
+
+/// Limits and switches of one run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Engine.
+    pub engine: Engine,
+    /// Worker threads.
+    pub threads: usize,
+    /// Symmetry reduction over agents (fast engine only).
+    pub symmetry: bool,
+    /// Exact mode: no fingerprint-collision risk (fast engine only).
+    pub exact: bool,
+    /// Memory budget in bytes (fast engine only).
+    pub max_memory: Option<u64>,
+    /// Stop after this many distinct states.
+    pub max_states: Option<u64>,
+    /// Do not expand states at this depth.
+    pub max_depth: Option<usize>,
+}
+
+/// A path: each state with the action taken from it; the last state has `None`.
+pub type Path = Vec<(State, Option<Op>)>;
+
+/// What a run found, engine-independent.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// Engine that ran.
+    pub engine: Engine,
+    /// Distinct states.
+    pub unique: u64,
+    /// States generated, repeats included.
+    pub total: u64,
+    /// Maximum depth (stateright's convention: the initial state is depth 1).
+    pub depth: usize,
+    /// Distinct states per depth (fast engine only).
+    pub per_depth: Vec<u64>,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Why the run stopped before exhausting the bounds, if it did.
+    pub stopped_early: Option<String>,
+    /// Per property key: the discovery path, if any (shortest).
+    pub discoveries: Vec<(&'static str, Option<Path>)>,
+    /// Peak resident memory of the process, if known.
+    pub peak_rss: Option<u64>,
+    /// Visited-set bytes per distinct state (fast engine).
+    pub visited_bytes_per_state: Option<f64>,
+    /// TLC's optimistic fingerprint-collision probability (fast engine; 0 in exact mode).
+    pub collision_probability: Option<f64>,
+}
+
+impl PackedState for State {
+    fn pack(&self, out: &mut Vec<u8>) {
+        State::pack(self, out)
+    }
+    fn unpack(bytes: &[u8]) -> Option<Self> {
+        State::unpack(bytes)
+    }
+}
+
+/// The canonical representative of `s` under renaming of `N` agents: the least state over all
+/// permutations of agents `0..N` (agents are interchangeable: they all have the same permissions).
+fn canonical<const N: usize>(s: &State) -> State {
+    let mut perm: Vec<u8> = (0..N as u8).collect();
+    let mut best = s.clone();
+    while next_permutation(&mut perm) {
+        let candidate = s.permute_agents(&perm);
+        if candidate < best {
+            best = candidate;
+        }
+    }
+    best
+}
+
+fn next_permutation(p: &mut [u8]) -> bool {
+    let Some(i) = p.windows(2).rposition(|w| w[0] < w[1]) else {
+        return false;
+    };
+    let j = p.iter().rposition(|&x| x > p[i]).unwrap_or(i);
+    p.swap(i, j);
+    p[i + 1..].reverse();
+    true
+}
+
+/// The symmetry canonicalizer for a configuration with `agents` agents.
+pub fn canonicalizer(agents: u8) -> fn(&State) -> State {
+    match agents {
+        0 | 1 => canonical::<1>,
+        2 => canonical::<2>,
+        3 => canonical::<3>,
+        _ => canonical::<4>,
+    }
+}
+
+/// Runs one check.
+pub fn run(
+    model: &MemTx,
+    opts: &RunOptions,
+    progress: Option<&(dyn Fn(&Progress) + Sync)>,
+) -> Result<RunOutcome, String> {
+    match opts.engine {
+        Engine::Fast => run_fast(model, opts, progress),
+        Engine::Stateright => Ok(run_stateright(model, opts)),
+    }
+}
+
+fn run_fast(
+    model: &MemTx,
+    opts: &RunOptions,
+    progress: Option<&(dyn Fn(&Progress) + Sync)>,
+) -> Result<RunOutcome, String> {
+    let mut o: ExploreOptions<'_, MemTx> = ExploreOptions::new()
+        .threads(opts.threads)
+        .exact(opts.exact);
+    if opts.symmetry {
+        o = o.symmetry(canonicalizer(model.cfg.bounds.agents));
+    }
+    if let Some(d) = opts.max_depth {
+        o = o.target_max_depth(d);
+    }
+    if let Some(n) = opts.max_states {
+        o = o.max_states(n);
+    }
+    if let Some(m) = opts.max_memory {
+        o = o.max_memory_bytes(m);
+    }
+    if let Some(p) = progress {
+        o = o.progress(p, Duration::from_secs(2));
+    }
+    let report = explore::explore(model, &o).map_err(|e| format!("[memtx internal bug] {e}"))?;
+    let discoveries = model
+        .selected
+        .iter()
+        .map(|p| (p.key, report.discovery(p.name).map(|d| d.path.clone())))
+        .collect();
+    Ok(RunOutcome {
+        engine: Engine::Fast,
+        unique: report.unique_states,
+        total: report.total_states,
+        depth: report.max_depth,
+        per_depth: report.states_per_depth.clone(),
+        elapsed: report.elapsed,
+        stopped_early: report.stopped_early.map(|r: StopReason| r.to_string()),
+        discoveries,
+        peak_rss: report.memory.peak_rss_bytes,
+        visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
+        collision_probability: Some(report.collision_probability),
+    })
+}
+
+fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
+    let start = Instant::now();
+    let mut builder = model.clone().checker().threads(opts.threads.max(1));
+    if let Some(d) = opts.max_depth {
+        builder = builder.target_max_depth(d);
+    }
+    if let Some(n) = opts.max_states {
+        builder = builder.target_state_count(n as usize);
+    }
+    let checker = builder.spawn_bfs().join();
+    let discoveries = model
+        .selected
+        .iter()
+        .map(|p| (p.key, checker.discovery(p.name).map(|path| path.into_vec())))
+        .collect();
+    let unique = checker.unique_state_count() as u64;
+    let stopped_early = match (opts.max_states, opts.max_depth) {
+        (Some(n), _) if unique >= n => Some("stopped early: max states".to_string()),
+        (_, Some(d)) if checker.max_depth() >= d => Some("stopped early: max depth".to_string()),
+        _ => None,
+    };
+    RunOutcome {
+        engine: Engine::Stateright,
+        unique,
+        total: checker.state_count() as u64,
+        depth: checker.max_depth(),
+        per_depth: Vec::new(),
+        elapsed: start.elapsed(),
+        stopped_early,
+        discoveries,
+        peak_rss: crate::explore::read_proc_status_bytes("VmHWM"),
+        visited_bytes_per_state: None,
+        collision_probability: None,
+    }
+}

@@ -1,0 +1,70 @@
+//! Progress on stderr while a check runs: an `indicatif` spinner on a terminal, otherwise a plain
+//! line every few seconds (states, distinct, queue, depth, states/s).
+
+use crate::explore::Progress;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+/// Where progress goes.
+pub struct ProgressSink {
+    bar: Option<ProgressBar>,
+    last: Mutex<u64>,
+}
+
+impl ProgressSink {
+    /// A spinner on a terminal (and not in CI), plain lines otherwise.
+    pub fn new() -> Self {
+        let terminal = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let bar = terminal.then(|| {
+            let bar = ProgressBar::new_spinner();
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed_precise} {msg}") {
+                bar.set_style(style);
+            }
+            bar
+        });
+        ProgressSink {
+            bar,
+            last: Mutex::new(0),
+        }
+    }
+
+    /// Reports one progress snapshot.
+    pub fn update(&self, p: &Progress) {
+        let secs = p.elapsed.as_secs_f64().max(1e-9);
+        let line = format!(
+            "states {} | distinct {} | queue {} | depth {} | {:.0} states/s",
+            p.generated,
+            p.distinct,
+            p.queue,
+            p.depth,
+            p.generated as f64 / secs
+        );
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(line);
+                bar.tick();
+            }
+            None => {
+                let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+                if p.elapsed.as_secs() >= *last + 5 {
+                    *last = p.elapsed.as_secs();
+                    eprintln!("progress: {line}");
+                }
+            }
+        }
+    }
+
+    /// Clears the spinner.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Default for ProgressSink {
+    fn default() -> Self {
+        Self::new()
+    }
+}

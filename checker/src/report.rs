@@ -1,0 +1,852 @@
+//! Run reports, the ablation matrix and the manifest of pinned state counts.
+//!
+//! A check is only as useful as what it says it proved. [`RunReport`] is the engine-agnostic
+//! record of one check: which memtx ran which command with which engine, the **whole**
+//! configuration (bounds and the enumerated domains: the domain choices decide what
+//! "exhaustive" covers, so they are always printed), how many states were visited and how fast,
+//! whether the search was **exhaustive within these bounds** or **stopped early** (and why), and
+//! for each property its verdict, its trace and the exact command that replays it. It is written
+//! as JSON (for tools and CI) and as Markdown (for people), both atomically.
+//!
+//! [`Matrix`] lays several reports side by side: the ablation matrix of PROTOCOL.md §10, one row
+//! per variant, one column per invariant, each cell `holds` or `violated (len N)`, followed by
+//! the cells that disagree with §10's "expected to break" column.
+//!
+//! [`Manifest`] (`reports/manifest.json`) pins the state counts (unique, total, depth) of each
+//! preset × variant, so that CI notices when a change to the model or to an engine changes what is
+//! explored ([`Manifest::compare`] lists the drifts), as the tlaplus/Examples repository does.
+
+use crate::error::{ErrorKind, UserError};
+use crate::fsutil::{json_pretty, read_text, write_atomic};
+use crate::trace::{PropertyKind, PropertyRef};
+use memtx_model::config::{Domain, ValidityShape, WriteShape};
+use memtx_model::properties::{PropertyDef, PROPERTIES};
+use memtx_model::{Config, Variant};
+use serde::{Deserialize, Serialize};
+use std::fmt::{self, Write as _};
+use std::path::Path;
+
+/// What a run proves about its bounds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Coverage {
+    /// Every reachable state within the bounds was visited.
+    Exhaustive,
+    /// The search stopped before that; verdicts of `holds` only cover what was visited.
+    StoppedEarly {
+        /// Why (memory, max states, max depth, ...).
+        reason: String,
+    },
+}
+
+impl Coverage {
+    /// Did the run visit every reachable state?
+    pub fn is_exhaustive(&self) -> bool {
+        matches!(self, Coverage::Exhaustive)
+    }
+}
+
+impl fmt::Display for Coverage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Coverage::Exhaustive => f.write_str("exhaustive within these bounds"),
+            Coverage::StoppedEarly { reason } => {
+                let reason = reason.strip_prefix("stopped early: ").unwrap_or(reason);
+                write!(f, "stopped early: {reason}")
+            }
+        }
+    }
+}
+
+/// The verdict on one property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// An invariant with no counterexample among the visited states.
+    Holds,
+    /// An invariant with a counterexample.
+    Violated,
+    /// An example property reached.
+    ExampleFound,
+    /// An example property never reached (the model may be vacuous).
+    ExampleNotFound,
+    /// Not selected for this run.
+    NotChecked,
+}
+
+impl Verdict {
+    /// The verdict for a property of `kind`, given whether a discovery was found.
+    pub fn from_discovery(kind: PropertyKind, found: bool) -> Self {
+        match (kind, found) {
+            (PropertyKind::Always, false) => Verdict::Holds,
+            (PropertyKind::Always, true) => Verdict::Violated,
+            (PropertyKind::Sometimes, true) => Verdict::ExampleFound,
+            (PropertyKind::Sometimes, false) => Verdict::ExampleNotFound,
+        }
+    }
+    /// A failing verdict: an invariant violated, or an example never reached.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Verdict::Violated | Verdict::ExampleNotFound)
+    }
+    /// Human words: `holds`, `violated`, `example found`, `example not found`, `not checked`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::Violated => "violated",
+            Verdict::ExampleFound => "example found",
+            Verdict::ExampleNotFound => "example not found",
+            Verdict::NotChecked => "not checked",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.words())
+    }
+}
+
+/// One property's line of a report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PropertyOutcome {
+    /// Key (`I2`).
+    pub key: String,
+    /// Full name.
+    pub name: String,
+    /// Invariant or example.
+    pub kind: PropertyKind,
+    /// What the run found.
+    pub verdict: Verdict,
+    /// Steps of the discovery path, when one was found.
+    #[serde(default)]
+    pub trace_len: Option<usize>,
+    /// The saved trace, when one was written.
+    #[serde(default)]
+    pub trace: Option<String>,
+    /// The exact command that replays the trace.
+    #[serde(default)]
+    pub replay_command: Option<String>,
+}
+
+impl PropertyOutcome {
+    /// An outcome for a registered property, without trace.
+    pub fn new(def: &PropertyDef, verdict: Verdict) -> Self {
+        let p = PropertyRef::of(def);
+        PropertyOutcome {
+            key: p.key,
+            name: p.name,
+            kind: p.kind,
+            verdict,
+            trace_len: None,
+            trace: None,
+            replay_command: None,
+        }
+    }
+    /// The same outcome with a discovery of `len` steps saved at `trace`, replayed by `command`.
+    pub fn with_trace(
+        mut self,
+        len: usize,
+        trace: Option<String>,
+        command: Option<String>,
+    ) -> Self {
+        self.trace_len = Some(len);
+        self.trace = trace;
+        self.replay_command = command;
+        self
+    }
+    /// The matrix cell text: `holds`, `violated (len N)`, ...
+    pub fn cell(&self) -> String {
+        match (self.verdict, self.trace_len) {
+            (Verdict::Violated, Some(n)) => format!("violated (len {n})"),
+            (Verdict::ExampleFound, Some(n)) => format!("example found (len {n})"),
+            (v, _) => v.words().to_string(),
+        }
+    }
+}
+
+/// Everything one check established (see the module docs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// `memtx <version>`.
+    pub tool: String,
+    /// The command line.
+    pub command: String,
+    /// The engine that explored (`fast`, `stateright`).
+    pub engine: String,
+    /// The whole configuration.
+    pub config: Config,
+    /// The protocol variant (as in `config`, repeated for readers).
+    pub variant: Variant,
+    /// Distinct states.
+    pub unique_states: u64,
+    /// States generated, repeats included.
+    pub total_states: u64,
+    /// The maximum depth reached.
+    pub max_depth: usize,
+    /// Distinct states per depth (may be empty if the engine does not count them).
+    #[serde(default)]
+    pub states_per_depth: Vec<u64>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Distinct states per second.
+    pub states_per_second: f64,
+    /// Peak resident memory, if known.
+    #[serde(default)]
+    pub peak_memory_bytes: Option<u64>,
+    /// Estimated probability that a fingerprint collision hid a state, if fingerprints are used.
+    #[serde(default)]
+    pub collision_probability: Option<f64>,
+    /// Whether symmetry reduction over agents was on.
+    pub symmetry: bool,
+    /// Exhaustive or stopped early.
+    pub coverage: Coverage,
+    /// One entry per property.
+    pub properties: Vec<PropertyOutcome>,
+}
+
+impl RunReport {
+    /// True when no invariant is violated and no checked example is missing.
+    pub fn passed(&self) -> bool {
+        !self.properties.iter().any(|p| p.verdict.is_failure())
+    }
+
+    /// The outcome of property `key`, if listed.
+    pub fn property(&self, key: &str) -> Option<&PropertyOutcome> {
+        self.properties
+            .iter()
+            .find(|p| p.key.eq_ignore_ascii_case(key))
+    }
+
+    /// The report as pretty JSON.
+    pub fn to_json_string(&self) -> String {
+        json_pretty(self)
+    }
+
+    /// Writes the JSON form atomically.
+    pub fn write_json(&self, path: &Path) -> Result<(), UserError> {
+        write_atomic(path, self.to_json_string().as_bytes())
+    }
+
+    /// Reads a JSON report written by [`RunReport::write_json`].
+    pub fn read_json(path: &Path) -> Result<RunReport, UserError> {
+        let text = read_text(path, "report")?;
+        serde_json::from_str(&text).map_err(|e| {
+            UserError::with_fix(
+                ErrorKind::Malformed,
+                format!("{} is not a memtx run report ({e})", path.display()),
+                "pass a report .json written by memtx check",
+            )
+        })
+    }
+
+    /// Writes the Markdown form atomically.
+    pub fn write_markdown(&self, path: &Path) -> Result<(), UserError> {
+        write_atomic(path, self.to_markdown().as_bytes())
+    }
+
+    /// The report as Markdown: summary, configuration, states per depth, properties.
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# memtx check: preset `{}`, variant `{}`\n",
+            self.config.preset,
+            self.variant.name()
+        );
+        let _ = writeln!(
+            s,
+            "**{}.** {}\n",
+            capitalize(&self.coverage.to_string()),
+            if self.passed() {
+                "Every checked invariant holds and every checked example was reached."
+            } else {
+                "Some property failed: see the table below."
+            }
+        );
+        let _ = writeln!(s, "| | |\n|---|---|");
+        let rows: Vec<(&str, String)> = vec![
+            ("tool", self.tool.clone()),
+            ("command", format!("`{}`", self.command)),
+            ("engine", self.engine.clone()),
+            (
+                "variant",
+                format!(
+                    "`{}`: removes {}",
+                    self.variant.name(),
+                    self.variant.info().removes
+                ),
+            ),
+            ("unique states", group(self.unique_states)),
+            ("total states", group(self.total_states)),
+            ("max depth", self.max_depth.to_string()),
+            ("seconds", format!("{:.2}", self.seconds)),
+            ("states/s", group(self.states_per_second.round() as u64)),
+            (
+                "peak memory",
+                self.peak_memory_bytes.map_or("unknown".into(), mib),
+            ),
+            (
+                "collision probability",
+                self.collision_probability
+                    .map_or("none (no fingerprints)".into(), |p| format!("{p:.3e}")),
+            ),
+            ("symmetry reduction", on_off(self.symmetry).into()),
+            ("coverage", self.coverage.to_string()),
+        ];
+        for (k, v) in rows {
+            let _ = writeln!(s, "| {k} | {} |", escape(&v));
+        }
+        let _ = writeln!(s, "\n## Configuration\n");
+        s.push_str(&config_markdown(&self.config));
+        if !self.states_per_depth.is_empty() {
+            let _ = writeln!(s, "\n## Distinct states per depth\n");
+            let _ = writeln!(s, "| depth | states |\n|---:|---:|");
+            for (d, n) in self.states_per_depth.iter().enumerate() {
+                let _ = writeln!(s, "| {d} | {} |", group(*n));
+            }
+        }
+        let _ = writeln!(s, "\n## Properties\n");
+        let _ = writeln!(
+            s,
+            "| property | kind | verdict | trace | replay |\n|---|---|---|---|---|"
+        );
+        for p in &self.properties {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                escape(&p.name),
+                p.kind.name(),
+                if p.verdict.is_failure() {
+                    format!("**{}**", p.cell())
+                } else {
+                    p.cell()
+                },
+                p.trace
+                    .as_deref()
+                    .map_or("-".into(), |t| format!("`{}`", escape(t))),
+                p.replay_command
+                    .as_deref()
+                    .map_or("-".into(), |c| format!("`{}`", escape(c))),
+            );
+        }
+        s
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// `1234567` → `1,234,567`.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Escapes `|` so a value stays in its Markdown table cell.
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// The serde name of an enum value (`committed-read`), as in traces and reports.
+fn serde_name<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+fn list<T: Serialize>(items: &[T]) -> String {
+    if items.is_empty() {
+        return "none".into();
+    }
+    items.iter().map(serde_name).collect::<Vec<_>>().join(", ")
+}
+
+fn write_shape(w: &WriteShape) -> String {
+    format!(
+        "src{} {} {}",
+        w.source,
+        serde_name(&w.confidence),
+        serde_name(&w.scope)
+    )
+}
+
+fn validity_shape(v: &ValidityShape) -> &'static str {
+    match v {
+        ValidityShape::Open => "[now,∞)",
+        ValidityShape::OneTick => "[now,now+1)",
+        ValidityShape::FromNextTick => "[now+1,∞)",
+    }
+}
+
+/// The configuration as Markdown: a bounds table and a table of the enumerated domain choices.
+pub fn config_markdown(cfg: &Config) -> String {
+    let b = &cfg.bounds;
+    let mut s = String::new();
+    let sources: Vec<String> = b
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("src{i} {}", a.label()))
+        .collect();
+    let _ = writeln!(
+        s,
+        "Preset `{}`, variant `{}`.\n",
+        cfg.preset,
+        cfg.variant.name()
+    );
+    let _ = writeln!(s, "| bound | value |\n|---|---|");
+    for (k, v) in [
+        ("agents", b.agents.to_string()),
+        ("records", b.records.to_string()),
+        ("ticks", b.ticks.to_string()),
+        ("slots", b.slots.to_string()),
+        ("values", b.values.to_string()),
+        ("sources (authority)", sources.join(", ")),
+    ] {
+        let _ = writeln!(s, "| {k} | {v} |");
+    }
+    s.push('\n');
+    s.push_str(&domain_markdown(&cfg.domain));
+    s
+}
+
+/// The enumerated domain choices as a Markdown table (what "exhaustive" covers).
+pub fn domain_markdown(d: &Domain) -> String {
+    let mut s = String::new();
+    let writes: Vec<String> = d.writes.iter().map(write_shape).collect();
+    let validities: Vec<&str> = d.validities.iter().map(validity_shape).collect();
+    let _ = writeln!(s, "| domain choice | enumerated |\n|---|---|");
+    for (k, v) in [
+        ("tiers", list(&d.tiers)),
+        ("isolation levels (non-external tiers)", list(&d.isolations)),
+        ("staged kinds", list(&d.stage_kinds)),
+        ("write shapes (source confidence scope)", writes.join(", ")),
+        ("view scopes", list(&d.view_scopes)),
+        ("validities of staged beliefs", validities.join(", ")),
+        ("largest belief parent set", d.belief_parents.to_string()),
+        ("largest view parent set", d.view_parents.to_string()),
+        ("largest tool-call support set", d.support.to_string()),
+        (
+            "raw observations (Observe, Adopt)",
+            yes_no(d.observe).into(),
+        ),
+        ("reversible tool calls", yes_no(d.reversible_calls).into()),
+        ("revocations", yes_no(d.revocations).into()),
+        ("review resolutions", yes_no(d.reviews).into()),
+    ] {
+        let _ = writeln!(s, "| {k} | {} |", escape(&v));
+    }
+    s
+}
+
+/// One cell of the ablation matrix.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatrixCell {
+    /// Property key.
+    pub property: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Length of the counterexample, if any.
+    pub trace_len: Option<usize>,
+    /// Whether PROTOCOL.md §10 expects this variant to break this property.
+    pub expected_to_break: bool,
+}
+
+impl MatrixCell {
+    /// `holds`, `violated (len N)`, `not checked`.
+    pub fn text(&self) -> String {
+        match (self.verdict, self.trace_len) {
+            (Verdict::Violated, Some(n)) => format!("violated (len {n})"),
+            (v, _) => v.words().to_string(),
+        }
+    }
+    /// The cell disagrees with §10: expected to break but held, or broke unexpectedly.
+    pub fn deviates(&self) -> bool {
+        match self.verdict {
+            Verdict::Holds => self.expected_to_break,
+            Verdict::Violated => !self.expected_to_break,
+            _ => false,
+        }
+    }
+}
+
+/// One row (variant) of the ablation matrix.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatrixRow {
+    /// The variant.
+    pub variant: Variant,
+    /// The preset of its run.
+    pub preset: String,
+    /// Whether its run was exhaustive.
+    pub exhaustive: bool,
+    /// One cell per column.
+    pub cells: Vec<MatrixCell>,
+}
+
+/// The ablation matrix: variants × invariants (PROTOCOL.md §10).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Matrix {
+    /// Column keys (invariants), in registry order.
+    pub properties: Vec<String>,
+    /// One row per report, in the order given.
+    pub rows: Vec<MatrixRow>,
+}
+
+impl Matrix {
+    /// The matrix of `reports` (one row each), over the invariants any of them lists.
+    pub fn from_reports(reports: &[RunReport]) -> Matrix {
+        let properties: Vec<String> = PROPERTIES
+            .iter()
+            .filter(|p| p.is_invariant())
+            .filter(|p| reports.iter().any(|r| r.property(p.key).is_some()))
+            .map(|p| p.key.to_string())
+            .collect();
+        let rows = reports
+            .iter()
+            .map(|r| MatrixRow {
+                variant: r.variant,
+                preset: r.config.preset.clone(),
+                exhaustive: r.coverage.is_exhaustive(),
+                cells: properties
+                    .iter()
+                    .map(|key| {
+                        let outcome = r.property(key);
+                        MatrixCell {
+                            property: key.clone(),
+                            verdict: outcome.map_or(Verdict::NotChecked, |o| o.verdict),
+                            trace_len: outcome.and_then(|o| o.trace_len),
+                            expected_to_break: r
+                                .variant
+                                .info()
+                                .expected_to_break
+                                .contains(&key.as_str()),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        Matrix { properties, rows }
+    }
+
+    /// The cells that disagree with PROTOCOL.md §10, one sentence each.
+    pub fn deviations(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for row in &self.rows {
+            for c in row.cells.iter().filter(|c| c.deviates()) {
+                out.push(if c.expected_to_break {
+                    format!(
+                        "{} was expected to break {} but it holds",
+                        row.variant.name(),
+                        c.property
+                    )
+                } else {
+                    format!(
+                        "{} breaks {}, which §10 does not list",
+                        row.variant.name(),
+                        c.property
+                    )
+                });
+            }
+        }
+        out
+    }
+
+    /// The matrix as a Markdown table, then the deviations from §10 (or a line saying none).
+    /// Cells §10 expects to break are marked `*`.
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = write!(s, "| variant |");
+        for p in &self.properties {
+            let _ = write!(s, " {p} |");
+        }
+        let _ = write!(s, "\n|---|");
+        for _ in &self.properties {
+            let _ = write!(s, "---|");
+        }
+        s.push('\n');
+        for row in &self.rows {
+            let stopped = if row.exhaustive {
+                ""
+            } else {
+                " (stopped early)"
+            };
+            let _ = write!(s, "| `{}`{stopped} |", row.variant.name());
+            for c in &row.cells {
+                let mark = if c.expected_to_break { "*" } else { "" };
+                let _ = write!(s, " {}{mark} |", c.text());
+            }
+            s.push('\n');
+        }
+        let _ = writeln!(
+            s,
+            "\n`*`: PROTOCOL.md §10 expects the variant to break the property.\n"
+        );
+        let deviations = self.deviations();
+        if deviations.is_empty() {
+            let _ = writeln!(s, "Every cell agrees with PROTOCOL.md §10.");
+        } else {
+            let _ = writeln!(s, "Cells that disagree with PROTOCOL.md §10:\n");
+            for d in deviations {
+                let _ = writeln!(s, "- {d}");
+            }
+        }
+        s
+    }
+}
+
+/// The `format` tag of a manifest.
+pub const MANIFEST_FORMAT: &str = "memtx-manifest";
+
+/// The manifest format version.
+pub const MANIFEST_VERSION: u64 = 1;
+
+/// The pinned counts of one preset × variant (× symmetry setting).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    /// Preset name.
+    pub preset: String,
+    /// Variant.
+    pub variant: Variant,
+    /// Whether symmetry reduction was on (it changes `unique`).
+    #[serde(default)]
+    pub symmetry: bool,
+    /// Distinct states.
+    pub unique: u64,
+    /// States generated, repeats included.
+    pub total: u64,
+    /// Maximum depth.
+    pub depth: usize,
+}
+
+impl ManifestEntry {
+    /// The entry of an exhaustive run (`None` for a run that stopped early: its counts are not
+    /// a property of the model).
+    pub fn from_report(r: &RunReport) -> Option<ManifestEntry> {
+        r.coverage.is_exhaustive().then(|| ManifestEntry {
+            preset: r.config.preset.clone(),
+            variant: r.variant,
+            symmetry: r.symmetry,
+            unique: r.unique_states,
+            total: r.total_states,
+            depth: r.max_depth,
+        })
+    }
+
+    fn key(&self) -> (String, &'static str, bool) {
+        (self.preset.clone(), self.variant.name(), self.symmetry)
+    }
+
+    fn label(&self) -> String {
+        format!(
+            "{} / {}{}",
+            self.preset,
+            self.variant.name(),
+            if self.symmetry { " / symmetry" } else { "" }
+        )
+    }
+}
+
+/// A difference between pinned counts and a new run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Drift {
+    /// A count changed.
+    Changed {
+        /// The pinned entry.
+        pinned: ManifestEntry,
+        /// The new counts.
+        now: ManifestEntry,
+    },
+    /// The new run has an entry the manifest does not pin (informational).
+    NotPinned(ManifestEntry),
+    /// The manifest pins an entry the new run did not produce (informational: the run may have
+    /// covered only some presets).
+    NotRun(ManifestEntry),
+}
+
+impl Drift {
+    /// Is this a real drift (a count changed), as opposed to a coverage difference?
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Drift::Changed { .. })
+    }
+}
+
+impl fmt::Display for Drift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Drift::Changed { pinned, now } => {
+                let mut parts = Vec::new();
+                if pinned.unique != now.unique {
+                    parts.push(format!("unique {} → {}", pinned.unique, now.unique));
+                }
+                if pinned.total != now.total {
+                    parts.push(format!("total {} → {}", pinned.total, now.total));
+                }
+                if pinned.depth != now.depth {
+                    parts.push(format!("depth {} → {}", pinned.depth, now.depth));
+                }
+                write!(f, "{}: {}", pinned.label(), parts.join(", "))
+            }
+            Drift::NotPinned(e) => write!(f, "{}: not pinned in the manifest", e.label()),
+            Drift::NotRun(e) => write!(f, "{}: pinned but not run", e.label()),
+        }
+    }
+}
+
+/// The pinned state counts (`reports/manifest.json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`MANIFEST_FORMAT`].
+    #[serde(default = "manifest_format")]
+    pub format: String,
+    /// Always [`MANIFEST_VERSION`].
+    #[serde(default = "manifest_version")]
+    pub version: u64,
+    /// The entries, sorted by preset, variant and symmetry when saved.
+    pub entries: Vec<ManifestEntry>,
+}
+
+fn manifest_format() -> String {
+    MANIFEST_FORMAT.to_string()
+}
+
+fn manifest_version() -> u64 {
+    MANIFEST_VERSION
+}
+
+impl Default for Manifest {
+    fn default() -> Self {
+        Manifest {
+            format: manifest_format(),
+            version: MANIFEST_VERSION,
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl Manifest {
+    /// An empty manifest.
+    pub fn new() -> Self {
+        Manifest::default()
+    }
+
+    /// Reads a manifest; a missing file, bad JSON, a wrong format or version is a [`UserError`].
+    pub fn load(path: &Path) -> Result<Manifest, UserError> {
+        let text = read_text(path, "manifest")?;
+        let origin = path.display();
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+            let kind = if serde_json::from_str::<serde_json::Value>(&text).is_err() {
+                ErrorKind::NotJson
+            } else {
+                ErrorKind::Malformed
+            };
+            UserError::with_fix(
+                kind,
+                format!("{origin} is not a valid memtx manifest ({e})"),
+                "restore it from version control, or regenerate it with memtx",
+            )
+        })?;
+        if m.format != MANIFEST_FORMAT {
+            return Err(UserError::with_fix(
+                ErrorKind::WrongFormat,
+                format!(
+                    "{origin} has format {:?}, not {MANIFEST_FORMAT:?}",
+                    m.format
+                ),
+                "pass the manifest.json memtx writes",
+            ));
+        }
+        if m.version != MANIFEST_VERSION {
+            return Err(UserError::with_fix(
+                ErrorKind::UnknownVersion,
+                format!(
+                    "{origin} is manifest version {}; this memtx reads version {MANIFEST_VERSION}",
+                    m.version
+                ),
+                "regenerate it with this memtx",
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Writes the manifest atomically, entries sorted (so diffs in version control are minimal).
+    pub fn save(&self, path: &Path) -> Result<(), UserError> {
+        let mut sorted = self.clone();
+        sorted.entries.sort_by_key(|e| e.key());
+        write_atomic(path, json_pretty(&sorted).as_bytes())
+    }
+
+    /// The entry for `preset` × `variant` × `symmetry`, if pinned.
+    pub fn get(&self, preset: &str, variant: Variant, symmetry: bool) -> Option<&ManifestEntry> {
+        self.entries
+            .iter()
+            .find(|e| e.preset == preset && e.variant == variant && e.symmetry == symmetry)
+    }
+
+    /// Adds `entry`, replacing the entry with the same preset, variant and symmetry.
+    pub fn upsert(&mut self, entry: ManifestEntry) {
+        self.entries.retain(|e| e.key() != entry.key());
+        self.entries.push(entry);
+    }
+
+    /// The drifts from this (pinned) manifest to `other` (a new run): changed counts first, then
+    /// entries only `other` has ([`Drift::NotPinned`]) and entries only this one has
+    /// ([`Drift::NotRun`]). Only [`Drift::Changed`] is a failure.
+    pub fn compare(&self, other: &Manifest) -> Vec<Drift> {
+        let mut changed = Vec::new();
+        let mut not_pinned = Vec::new();
+        for now in &other.entries {
+            match self.get(&now.preset, now.variant, now.symmetry) {
+                Some(pinned) if pinned != now => changed.push(Drift::Changed {
+                    pinned: pinned.clone(),
+                    now: now.clone(),
+                }),
+                Some(_) => {}
+                None => not_pinned.push(Drift::NotPinned(now.clone())),
+            }
+        }
+        let not_run = self
+            .entries
+            .iter()
+            .filter(|e| other.get(&e.preset, e.variant, e.symmetry).is_none())
+            .map(|e| Drift::NotRun(e.clone()));
+        changed
+            .into_iter()
+            .chain(not_pinned)
+            .chain(not_run)
+            .collect()
+    }
+}

@@ -1,0 +1,122 @@
+//! Turning command-line choices into a checked [`Config`] and property selection.
+//! Every error here is the user's, with the cause and the fix in one line.
+
+use crate::cli::BoundArgs;
+use memtx_model::config::default_authority;
+use memtx_model::presets::{preset, PRESETS};
+use memtx_model::properties::{PropertyDef, PROPERTIES};
+use memtx_model::{Config, Variant};
+
+/// Looks a variant up by name.
+pub fn variant(name: &str) -> Result<Variant, String> {
+    Variant::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = memtx_model::config::VARIANTS
+            .iter()
+            .map(|v| v.name)
+            .collect();
+        format!(
+            "unknown variant '{name}': choose one of {} (see `memtx list`)",
+            names.join(", ")
+        )
+    })
+}
+
+/// The preset's configuration with the bound overrides applied, validated.
+pub fn config(preset_name: &str, bounds: &BoundArgs, variant: Variant) -> Result<Config, String> {
+    let mut cfg = preset(preset_name, variant).ok_or_else(|| {
+        format!(
+            "unknown preset '{preset_name}': choose one of {}",
+            PRESETS.join(", ")
+        )
+    })?;
+    let b = &mut cfg.bounds;
+    if let Some(n) = bounds.agents {
+        b.agents = n;
+    }
+    if let Some(n) = bounds.records {
+        b.records = n;
+    }
+    if let Some(n) = bounds.ticks {
+        b.ticks = n;
+    }
+    if let Some(n) = bounds.slots {
+        b.slots = n;
+    }
+    if let Some(n) = bounds.values {
+        b.values = n;
+    }
+    if let Some(n) = bounds.sources {
+        b.sources = (0..n as usize).map(default_authority).collect();
+        let n = b.sources.len();
+        cfg.domain.writes.retain(|w| (w.source as usize) < n);
+        if cfg.domain.writes.is_empty() {
+            return Err(format!(
+                "--sources {n} leaves the preset no write shape: raise --sources"
+            ));
+        }
+    }
+    cfg.validate().map_err(|e| e.to_string())?;
+    Ok(cfg)
+}
+
+/// The selected properties (all when `keys` is empty).
+pub fn properties(keys: &[String]) -> Result<Vec<&'static PropertyDef>, String> {
+    if keys.is_empty() {
+        return Ok(PROPERTIES.iter().collect());
+    }
+    keys.iter()
+        .map(|k| {
+            PropertyDef::find(k).ok_or_else(|| {
+                let all: Vec<&str> = PROPERTIES.iter().map(|p| p.key).collect();
+                format!(
+                    "unknown property '{k}': choose among {} (see `memtx list`)",
+                    all.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+/// Parses a memory size such as `8G`, `512M`, `1024K` or a plain byte count, and refuses budgets
+/// larger than this machine's memory.
+pub fn memory(size: &str) -> Result<u64, String> {
+    let s = size.trim();
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = digits.parse().map_err(|_| {
+        format!("--max-memory '{size}' is not a size: write e.g. 8G, 512M or 1048576")
+    })?;
+    let mult = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "--max-memory '{size}': unknown unit '{unit}' (use K, M or G)"
+            ))
+        }
+    };
+    let bytes = n.saturating_mul(mult);
+    if let Some(total) = physical_memory() {
+        if bytes > total {
+            return Err(format!(
+                "--max-memory {size} is more than this machine's {} MiB: choose a smaller budget",
+                total >> 20
+            ));
+        }
+    }
+    if bytes < 16 << 20 {
+        return Err(format!(
+            "--max-memory {size} is too small to explore anything: give at least 16M"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Total physical memory, from /proc/meminfo.
+pub fn physical_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -1,0 +1,719 @@
+//! Traces: a discovered path saved as a versioned, self-describing JSON file.
+//!
+//! When a check finds a counterexample (an `always` property fails) or an example (a `sometimes`
+//! property holds), memtx saves the path that reaches it as a *trace*. A trace is meant to be
+//! replayed ([`crate::replay`]) months later, by someone who did not run the check, possibly with a
+//! newer memtx. So it carries everything needed to replay and judge it:
+//!
+//! ```json
+//! {
+//!   "format": "memtx-trace",
+//!   "version": 1,
+//!   "tool": "memtx 0.1.0",
+//!   "command": "memtx check --preset quick --variant missed-cascade",
+//!   "config": { "preset": "quick", "bounds": { "agents": 1, "...": "..." }, "domain": { "...": "..." }, "variant": "missed-cascade" },
+//!   "property": { "key": "I2", "name": "I2 every descendant of a retracted record is repaired", "kind": "always" },
+//!   "expectation": { "kind": "violation", "property": "I2", "step": 7 },
+//!   "steps": [
+//!     { "action": { "op": "begin", "agent": 0, "tier": "medium", "isolation": "committed-read" },
+//!       "label": "a0 Begin Medium CommittedRead",
+//!       "state": { "clock": 0, "next_seq": 0, "records": [], "txns": [ { "...": "..." }, null, null, null ], "log": [], "ghost_violated": [] } }
+//!   ],
+//!   "initial_state": { "clock": 0, "next_seq": 0, "records": [], "txns": [null, null, null, null], "log": [], "ghost_violated": [] }
+//! }
+//! ```
+//!
+//! * `format` and `version` identify the file. A reader refuses another format and any version it
+//!   does not know, naming both, instead of misreading the file.
+//! * `tool` and `command` say which memtx made it and how, so it can be made again.
+//! * `config` is the whole [`Config`] (bounds, enumerated domains, variant): a trace is only
+//!   replayed against the configuration it was made with ([`Trace::check_config`]).
+//! * `property` names what was found; `expectation` says what a replay must observe (see
+//!   [`Expectation`]). Step numbers count actions: step 0 is `initial_state`, step `k` is the state
+//!   after the `k`-th action.
+//! * each step holds the action (the model's [`Op`], with stable field names), its one-line label
+//!   ([`memtx_model::display::op_line`]) for humans, and the state after it, in the compact form of
+//!   [`memtx_model::state_serde`].
+//!
+//! Reading ([`Trace::read`], [`Trace::from_json_str`]) validates everything and reports each kind
+//! of bad input as its own one-line [`UserError`]: not JSON, wrong format tag, unknown version,
+//! unknown variant, unknown property, invalid configuration, or a malformed field (named by its
+//! path, e.g. `steps[3].action`).
+
+use crate::error::{internal_bug, ErrorKind, InternalBug, UserError};
+use crate::fsutil::{json_pretty, read_text, write_atomic};
+use memtx_model::config::VARIANTS;
+use memtx_model::display::op_line;
+use memtx_model::properties::{PropertyDef, PROPERTIES};
+use memtx_model::{Config, Op, State, Variant};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The `format` tag of every trace file.
+pub const TRACE_FORMAT: &str = "memtx-trace";
+
+/// The trace format version this memtx writes and reads.
+pub const TRACE_VERSION: u64 = 1;
+
+/// The file-name suffix of a trace.
+pub const TRACE_SUFFIX: &str = ".trace.json";
+
+/// `memtx <version>`: the tool that writes traces and reports.
+pub fn tool_id() -> String {
+    format!("memtx {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Whether a property is an invariant or an example (PROTOCOL.md §9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PropertyKind {
+    /// Must hold in every reachable state (I1–I9); a discovery is a counterexample.
+    Always,
+    /// Must hold in some reachable state (E1–E9); a discovery is an example.
+    Sometimes,
+}
+
+impl PropertyKind {
+    /// The kind of a registered property.
+    pub fn of(def: &PropertyDef) -> Self {
+        if def.is_invariant() {
+            PropertyKind::Always
+        } else {
+            PropertyKind::Sometimes
+        }
+    }
+    /// `always` or `sometimes`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PropertyKind::Always => "always",
+            PropertyKind::Sometimes => "sometimes",
+        }
+    }
+}
+
+/// A property as written into traces and reports: key, full name and kind.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PropertyRef {
+    /// Short key (`I2`, `E5`, ...).
+    pub key: String,
+    /// The full name (key and sentence).
+    pub name: String,
+    /// Invariant or example.
+    pub kind: PropertyKind,
+}
+
+impl PropertyRef {
+    /// The reference to a registered property.
+    pub fn of(def: &PropertyDef) -> Self {
+        PropertyRef {
+            key: def.key.to_string(),
+            name: def.name.to_string(),
+            kind: PropertyKind::of(def),
+        }
+    }
+    /// The registered property with this key, if memtx knows it.
+    pub fn def(&self) -> Option<&'static PropertyDef> {
+        PropertyDef::find(&self.key)
+    }
+}
+
+/// What a replay of the trace must observe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExpectationKind {
+    /// The `always` property first fails at `step` (and not before).
+    Violation,
+    /// The `sometimes` property holds at `step`.
+    Example,
+    /// No `always` property fails at any step (e.g. a regression trace under the fixed protocol).
+    AllHold,
+}
+
+/// The recorded expectation of a trace: a kind, and for a violation or an example the property
+/// key and the step (0 = initial state, `k` = after the `k`-th action).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expectation {
+    /// Violation, example or all-hold.
+    pub kind: ExpectationKind,
+    /// The property key (violation and example only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<String>,
+    /// The step (violation and example only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+}
+
+impl Expectation {
+    /// `key` first fails at `step`.
+    pub fn violation(key: &str, step: usize) -> Self {
+        Expectation {
+            kind: ExpectationKind::Violation,
+            property: Some(key.to_string()),
+            step: Some(step),
+        }
+    }
+    /// `key` holds at `step`.
+    pub fn example(key: &str, step: usize) -> Self {
+        Expectation {
+            kind: ExpectationKind::Example,
+            property: Some(key.to_string()),
+            step: Some(step),
+        }
+    }
+    /// No invariant fails anywhere.
+    pub fn all_hold() -> Self {
+        Expectation {
+            kind: ExpectationKind::AllHold,
+            property: None,
+            step: None,
+        }
+    }
+    /// One line for humans, e.g. `I2 first fails at step 7`.
+    pub fn describe(&self) -> String {
+        let key = self.property.as_deref().unwrap_or("?");
+        let step = self.step.map_or("?".to_string(), |s| s.to_string());
+        match self.kind {
+            ExpectationKind::Violation => format!("{key} first fails at step {step}"),
+            ExpectationKind::Example => format!("{key} holds at step {step}"),
+            ExpectationKind::AllHold => "every invariant holds at every step".to_string(),
+        }
+    }
+}
+
+/// One step of a trace: the action, its label and the state it leads to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// The operation performed.
+    pub action: Op,
+    /// Its one-line rendering (informational; replay uses `action`).
+    pub label: String,
+    /// The state after the operation.
+    pub state: State,
+}
+
+/// A saved path with everything needed to replay and judge it (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Always [`TRACE_FORMAT`].
+    pub format: String,
+    /// Always [`TRACE_VERSION`] when written by this memtx.
+    pub version: u64,
+    /// The tool that wrote it (`memtx <version>`).
+    pub tool: String,
+    /// The command line that found it.
+    pub command: String,
+    /// The whole configuration it was made with.
+    pub config: Config,
+    /// The property it is about.
+    pub property: PropertyRef,
+    /// What a replay must observe.
+    pub expectation: Expectation,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// The state before the first step.
+    pub initial_state: State,
+}
+
+impl Trace {
+    /// A trace from a discovery path in stateright's format: each state with the action taken
+    /// from it, the last state with `None` (as `explore::Discovery::path`).
+    ///
+    /// The expectation is derived from the property: a violation of an `always` property, or an
+    /// example of a `sometimes` property, at the last step. Use [`Trace::with_expectation`] to
+    /// record another one.
+    pub fn from_path(
+        config: &Config,
+        property: &PropertyDef,
+        path: &[(State, Option<Op>)],
+        command: &str,
+    ) -> Result<Trace, InternalBug> {
+        let Some(((initial_state, _), rest)) = path.split_first() else {
+            return Err(internal_bug("a discovery path is empty"));
+        };
+        let mut steps = Vec::with_capacity(rest.len());
+        for (i, (state, _)) in rest.iter().enumerate() {
+            let Some(action) = &path[i].1 else {
+                return Err(internal_bug(format!(
+                    "state {i} of a discovery path has no action but is not the last"
+                )));
+            };
+            steps.push(Step {
+                action: action.clone(),
+                label: op_line(action),
+                state: state.clone(),
+            });
+        }
+        if let Some((_, Some(action))) = path.last() {
+            return Err(internal_bug(format!(
+                "the last state of a discovery path has an action ({})",
+                op_line(action)
+            )));
+        }
+        let kind = PropertyKind::of(property);
+        let expectation = match kind {
+            PropertyKind::Always => Expectation::violation(property.key, steps.len()),
+            PropertyKind::Sometimes => Expectation::example(property.key, steps.len()),
+        };
+        Ok(Trace {
+            format: TRACE_FORMAT.to_string(),
+            version: TRACE_VERSION,
+            tool: tool_id(),
+            command: command.to_string(),
+            config: config.clone(),
+            property: PropertyRef::of(property),
+            expectation,
+            steps,
+            initial_state: initial_state.clone(),
+        })
+    }
+
+    /// The same trace with another recorded expectation.
+    pub fn with_expectation(mut self, expectation: Expectation) -> Self {
+        self.expectation = expectation;
+        self
+    }
+
+    /// Number of steps (actions).
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// True when the trace has no step.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The state at step `k` (0 = initial state).
+    pub fn state_at(&self, k: usize) -> Option<&State> {
+        match k {
+            0 => Some(&self.initial_state),
+            _ => self.steps.get(k - 1).map(|s| &s.state),
+        }
+    }
+
+    /// The last state (the initial state for an empty trace).
+    pub fn final_state(&self) -> &State {
+        self.steps.last().map_or(&self.initial_state, |s| &s.state)
+    }
+
+    /// The trace as pretty JSON (with a final newline).
+    pub fn to_json_string(&self) -> String {
+        json_pretty(self)
+    }
+
+    /// Writes the trace to `path` atomically (see [`crate::fsutil::write_atomic`]).
+    pub fn write(&self, path: &Path) -> Result<(), UserError> {
+        write_atomic(path, self.to_json_string().as_bytes())
+    }
+
+    /// Reads and validates a trace file.
+    pub fn read(path: &Path) -> Result<Trace, UserError> {
+        let text = read_text(path, "trace")?;
+        Trace::from_json_str(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates a trace; `origin` (a file name) prefixes every error message.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Trace, UserError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            UserError::with_fix(
+                ErrorKind::NotJson,
+                format!("{origin} is not valid JSON ({e})"),
+                "pass a .trace.json file written by memtx check, unedited",
+            )
+        })?;
+        Trace::from_json_value(value, origin)
+    }
+
+    /// Validates a parsed JSON value as a trace (see [`Trace::from_json_str`]).
+    pub fn from_json_value(value: Value, origin: &str) -> Result<Trace, UserError> {
+        let Value::Object(obj) = value else {
+            return Err(wrong_format(origin, "it is not a JSON object"));
+        };
+        match obj.get("format") {
+            Some(Value::String(f)) if f == TRACE_FORMAT => {}
+            Some(Value::String(f)) => {
+                return Err(wrong_format(origin, &format!("its format is {f:?}")))
+            }
+            Some(other) => return Err(wrong_format(origin, &format!("its format is {other}"))),
+            None if obj.contains_key("#meta") => {
+                return Err(UserError::with_fix(
+                    ErrorKind::WrongFormat,
+                    format!(
+                        "{origin} is an ITF trace (for Apalache/Quint tools), not a memtx trace"
+                    ),
+                    "replay the .trace.json file written next to it",
+                ))
+            }
+            None => return Err(wrong_format(origin, "it has no \"format\" field")),
+        }
+        let tool = obj
+            .get("tool")
+            .and_then(Value::as_str)
+            .unwrap_or("an unknown tool")
+            .to_string();
+        match obj.get("version") {
+            Some(v) if v.as_u64() == Some(TRACE_VERSION) => {}
+            Some(v) => {
+                return Err(UserError::with_fix(
+                    ErrorKind::UnknownVersion,
+                    format!(
+                        "{origin} is memtx trace format version {v}, written by {tool}; this memtx ({}) reads version {TRACE_VERSION} only",
+                        tool_id()
+                    ),
+                    format!("replay it with the memtx that wrote it ({tool}) or re-run its \"command\" to make a version-{TRACE_VERSION} trace"),
+                ))
+            }
+            None => return Err(malformed(origin, "version", "the field is missing")),
+        }
+        let config = read_config(&obj, origin)?;
+        let property: PropertyRef = field(&obj, "property", origin)?;
+        let def = known_property(&property.key, origin, "property.key")?;
+        if PropertyKind::of(def) != property.kind {
+            return Err(malformed(
+                origin,
+                "property.kind",
+                &format!(
+                    "{} is a \"{}\" property, not \"{}\"",
+                    def.key,
+                    PropertyKind::of(def).name(),
+                    property.kind.name()
+                ),
+            ));
+        }
+        let expectation: Expectation = field(&obj, "expectation", origin)?;
+        let command: String = field(&obj, "command", origin)?;
+        let tool: String = field(&obj, "tool", origin)?;
+        let steps = read_steps(&obj, origin)?;
+        let initial_state: State = field(&obj, "initial_state", origin)?;
+        check_expectation(&expectation, steps.len(), origin)?;
+        Ok(Trace {
+            format: TRACE_FORMAT.to_string(),
+            version: TRACE_VERSION,
+            tool,
+            command,
+            config,
+            property,
+            expectation,
+            steps,
+            initial_state,
+        })
+    }
+
+    /// Refuses to replay this trace against `given` unless it is the configuration the trace
+    /// records. Every field is compared (bounds, domains and the variant) except the informational
+    /// `preset` name; the error lists what differs.
+    ///
+    /// To replay under another *variant* on purpose, compare with the variant set to the trace's
+    /// and pass the override to [`crate::replay::replay`].
+    pub fn check_config(&self, given: &Config) -> Result<(), UserError> {
+        let diffs = config_differences(&self.config, given);
+        if diffs.is_empty() {
+            return Ok(());
+        }
+        let variant_only = diffs.len() == 1 && self.config.variant != given.variant;
+        let fix = if variant_only {
+            format!(
+                "to replay it under variant {} use the variant override, or omit the variant to replay it as recorded ({})",
+                given.variant.name(),
+                self.config.variant.name()
+            )
+        } else {
+            "replay it with the configuration it records (omit the configuration options) or re-run the check with this configuration".to_string()
+        };
+        Err(UserError::with_fix(
+            ErrorKind::ConfigMismatch,
+            format!(
+                "the trace was made with a different configuration ({})",
+                summarize(&diffs, 5)
+            ),
+            fix,
+        ))
+    }
+}
+
+/// The differences between two configurations as `path: trace X, given Y` strings, ignoring the
+/// informational `preset` name.
+pub fn config_differences(recorded: &Config, given: &Config) -> Vec<String> {
+    let mut a = serde_json::to_value(recorded).unwrap_or(Value::Null);
+    let mut b = serde_json::to_value(given).unwrap_or(Value::Null);
+    for v in [&mut a, &mut b] {
+        if let Value::Object(m) = v {
+            m.remove("preset");
+        }
+    }
+    let mut out = Vec::new();
+    json_differences(&a, &b, "", &mut out);
+    out.into_iter()
+        .map(|d| format!("{}: trace {}, given {}", d.path, d.left, d.right))
+        .collect()
+}
+
+/// One leaf where two JSON values differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct JsonDiff {
+    /// Path from the root, e.g. `records[2].life`.
+    pub path: String,
+    /// The left value (compact JSON), or `absent`.
+    pub left: String,
+    /// The right value (compact JSON), or `absent`.
+    pub right: String,
+}
+
+/// Collects the leaves where `a` and `b` differ, descending into objects and equal-length arrays.
+pub(crate) fn json_differences(a: &Value, b: &Value, path: &str, out: &mut Vec<JsonDiff>) {
+    if a == b {
+        return;
+    }
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                match (x.get(k), y.get(k)) {
+                    (Some(l), Some(r)) => json_differences(l, r, &join(k), out),
+                    (l, r) => out.push(JsonDiff {
+                        path: join(k),
+                        left: l.map_or("absent".into(), Value::to_string),
+                        right: r.map_or("absent".into(), Value::to_string),
+                    }),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (l, r)) in x.iter().zip(y).enumerate() {
+                json_differences(l, r, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => out.push(JsonDiff {
+            path: if path.is_empty() {
+                "(root)".into()
+            } else {
+                path.to_string()
+            },
+            left: a.to_string(),
+            right: b.to_string(),
+        }),
+    }
+}
+
+/// The first `max` items joined by `; `, and how many more there are.
+pub(crate) fn summarize(items: &[String], max: usize) -> String {
+    let mut s = items
+        .iter()
+        .take(max)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > max {
+        s.push_str(&format!("; and {} more", items.len() - max));
+    }
+    s
+}
+
+/// `<dir>/<variant>-<key>.trace.json`, e.g. `regressions/missed-cascade-I2.trace.json`.
+pub fn trace_path(dir: &Path, variant: Variant, key: &str) -> PathBuf {
+    dir.join(format!("{}-{key}{TRACE_SUFFIX}", variant.name()))
+}
+
+/// The ITF file written next to a trace: `x.trace.json` → `x.itf.json` (else `<path>.itf.json`).
+pub fn itf_path_for(trace_path: &Path) -> PathBuf {
+    let s = trace_path.to_string_lossy();
+    match s.strip_suffix(TRACE_SUFFIX) {
+        Some(stem) => PathBuf::from(format!("{stem}.itf.json")),
+        None => PathBuf::from(format!("{s}.itf.json")),
+    }
+}
+
+/// The command that replays a trace: `memtx replay <path>` (the path quoted for a POSIX shell
+/// when it needs it).
+pub fn replay_command(trace_path: &Path) -> String {
+    format!(
+        "memtx replay {}",
+        shell_quote(&trace_path.to_string_lossy())
+    )
+}
+
+/// `s` quoted for a POSIX shell if it contains anything but safe characters.
+pub fn shell_quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn wrong_format(origin: &str, why: &str) -> UserError {
+    UserError::with_fix(
+        ErrorKind::WrongFormat,
+        format!("{origin} is not a memtx trace ({why}; expected \"format\": \"{TRACE_FORMAT}\")"),
+        "pass a .trace.json file written by memtx check",
+    )
+}
+
+fn malformed(origin: &str, at: &str, why: &str) -> UserError {
+    UserError::with_fix(
+        ErrorKind::Malformed,
+        format!("{origin}: {at}: {why}"),
+        "the file was edited or truncated: restore it, or re-run the command in its \"command\" field",
+    )
+}
+
+/// Deserialises `obj[name]`, naming the field in the error.
+fn field<T: DeserializeOwned>(
+    obj: &Map<String, Value>,
+    name: &str,
+    origin: &str,
+) -> Result<T, UserError> {
+    let Some(v) = obj.get(name) else {
+        return Err(malformed(origin, name, "the field is missing"));
+    };
+    at(v, name, origin)
+}
+
+/// Deserialises `v`, naming its path `at` in the error.
+fn at<T: DeserializeOwned>(v: &Value, path: &str, origin: &str) -> Result<T, UserError> {
+    T::deserialize(v).map_err(|e| malformed(origin, path, &e.to_string()))
+}
+
+fn known_property(key: &str, origin: &str, path: &str) -> Result<&'static PropertyDef, UserError> {
+    PropertyDef::find(key).ok_or_else(|| {
+        let keys: Vec<&str> = PROPERTIES.iter().map(|p| p.key).collect();
+        UserError::with_fix(
+            ErrorKind::UnknownProperty,
+            format!("{origin}: {path}: unknown property {key:?}"),
+            format!(
+                "this memtx knows {}; the trace may come from a newer memtx",
+                keys.join(", ")
+            ),
+        )
+    })
+}
+
+fn read_config(obj: &Map<String, Value>, origin: &str) -> Result<Config, UserError> {
+    let Some(cfg) = obj.get("config") else {
+        return Err(malformed(origin, "config", "the field is missing"));
+    };
+    match cfg.get("variant") {
+        Some(Value::String(name)) if Variant::from_name(name).is_none() => {
+            let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+            return Err(UserError::with_fix(
+                ErrorKind::UnknownVariant,
+                format!("{origin}: config.variant: unknown variant {name:?}"),
+                format!(
+                    "this memtx knows {}; the trace may come from a newer memtx",
+                    names.join(", ")
+                ),
+            ));
+        }
+        _ => {}
+    }
+    let config: Config = at(cfg, "config", origin)?;
+    config.validate().map_err(|e| {
+        UserError::with_fix(
+            ErrorKind::InvalidConfig,
+            format!("{origin}: config: {e}"),
+            "the file was edited: restore it, or re-run the command in its \"command\" field",
+        )
+    })?;
+    Ok(config)
+}
+
+fn read_steps(obj: &Map<String, Value>, origin: &str) -> Result<Vec<Step>, UserError> {
+    let Some(steps) = obj.get("steps") else {
+        return Err(malformed(origin, "steps", "the field is missing"));
+    };
+    let Value::Array(items) = steps else {
+        return Err(malformed(origin, "steps", "expected an array of steps"));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Value::Object(step) = item else {
+            return Err(malformed(
+                origin,
+                &format!("steps[{i}]"),
+                "expected an object",
+            ));
+        };
+        let get = |name: &str| {
+            step.get(name).ok_or_else(|| {
+                malformed(
+                    origin,
+                    &format!("steps[{i}].{name}"),
+                    "the field is missing",
+                )
+            })
+        };
+        let action: Op = at(get("action")?, &format!("steps[{i}].action"), origin)?;
+        let label: String = at(get("label")?, &format!("steps[{i}].label"), origin)?;
+        let state: State = at(get("state")?, &format!("steps[{i}].state"), origin)?;
+        out.push(Step {
+            action,
+            label,
+            state,
+        });
+    }
+    Ok(out)
+}
+
+fn check_expectation(e: &Expectation, len: usize, origin: &str) -> Result<(), UserError> {
+    match e.kind {
+        ExpectationKind::AllHold => Ok(()),
+        ExpectationKind::Violation | ExpectationKind::Example => {
+            let Some(key) = &e.property else {
+                return Err(malformed(
+                    origin,
+                    "expectation.property",
+                    "the field is missing",
+                ));
+            };
+            let def = known_property(key, origin, "expectation.property")?;
+            let want = if e.kind == ExpectationKind::Violation {
+                PropertyKind::Always
+            } else {
+                PropertyKind::Sometimes
+            };
+            if PropertyKind::of(def) != want {
+                return Err(malformed(
+                    origin,
+                    "expectation.property",
+                    &format!(
+                        "{key} is a \"{}\" property; a {} needs a \"{}\" one",
+                        PropertyKind::of(def).name(),
+                        if want == PropertyKind::Always {
+                            "violation"
+                        } else {
+                            "example"
+                        },
+                        want.name()
+                    ),
+                ));
+            }
+            match e.step {
+                None => Err(malformed(
+                    origin,
+                    "expectation.step",
+                    "the field is missing",
+                )),
+                Some(s) if s > len => Err(malformed(
+                    origin,
+                    "expectation.step",
+                    &format!("step {s} is beyond the trace's {len} steps"),
+                )),
+                Some(_) => Ok(()),
+            }
+        }
+    }
+}

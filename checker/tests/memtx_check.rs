@@ -1,0 +1,170 @@
+//! The exhaustive `quick` check inside `cargo test`, pinned against `reports/manifest.json`, and
+//! every variant of PROTOCOL.md §10 breaking what the table expects; both engines agree.
+
+use memtx_checker::engine::{run, Engine, RunOptions};
+use memtx_checker::reference::Manifest;
+use memtx_model::config::VARIANTS;
+use memtx_model::presets::preset;
+use memtx_model::properties::PROPERTIES;
+use memtx_model::{MemTx, Variant};
+use std::path::Path;
+
+fn opts(engine: Engine, threads: usize) -> RunOptions {
+    RunOptions {
+        engine,
+        threads,
+        symmetry: false,
+        exact: false,
+        max_memory: None,
+        max_states: None,
+        max_depth: None,
+    }
+}
+
+fn manifest() -> Manifest {
+    Manifest::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/manifest.json"))
+        .expect("reports/manifest.json")
+}
+
+#[test]
+fn quick_check_holds_everything_finds_every_example_and_matches_the_manifest() {
+    let cfg = preset("quick", Variant::Memtx).unwrap();
+    let out = run(&MemTx::new(cfg), &opts(Engine::Fast, 2), None).unwrap();
+    assert!(out.stopped_early.is_none(), "quick must be exhaustive");
+    for (key, path) in &out.discoveries {
+        let def = PROPERTIES.iter().find(|p| p.key == *key).unwrap();
+        if def.is_invariant() {
+            assert!(
+                path.is_none(),
+                "{} is violated under the fixed protocol",
+                def.name
+            );
+        } else {
+            assert!(
+                path.is_some(),
+                "example {} is never reached (vacuous check)",
+                def.name
+            );
+        }
+    }
+    let pinned = manifest();
+    let e = pinned
+        .get("quick", "memtx")
+        .expect("manifest entry quick × memtx");
+    assert_eq!(
+        (out.unique, out.total, out.depth),
+        (e.unique, e.total, e.depth),
+        "quick counts drifted from reports/manifest.json"
+    );
+}
+
+#[test]
+fn every_variant_breaks_what_the_spec_expects_with_pinned_counts() {
+    let pinned = manifest();
+    for v in VARIANTS.iter().filter(|v| v.variant != Variant::Memtx) {
+        let cfg = preset("quick", v.variant).unwrap();
+        let out = run(&MemTx::new(cfg), &opts(Engine::Fast, 2), None).unwrap();
+        let violated: Vec<&str> = out
+            .discoveries
+            .iter()
+            .filter(|(k, p)| p.is_some() && k.starts_with('I'))
+            .map(|(k, _)| *k)
+            .collect();
+        assert!(
+            v.expected_to_break.iter().any(|k| violated.contains(k)),
+            "variant {} should break one of {:?}, broke {:?}",
+            v.name,
+            v.expected_to_break,
+            violated
+        );
+        let e = pinned
+            .get("quick", v.name)
+            .unwrap_or_else(|| panic!("manifest entry quick × {}", v.name));
+        assert_eq!(
+            (out.unique, out.total, out.depth),
+            (e.unique, e.total, e.depth),
+            "counts of quick × {} drifted",
+            v.name
+        );
+        assert_eq!(
+            violated,
+            e.violated.iter().map(String::as_str).collect::<Vec<_>>(),
+            "violations of quick × {} drifted",
+            v.name
+        );
+    }
+}
+
+#[test]
+fn fast_engine_equals_stateright_bfs_on_quick_for_every_variant() {
+    for v in VARIANTS {
+        let cfg = preset("quick", v.variant).unwrap();
+        let model = MemTx::new(cfg);
+        let fast = run(&model, &opts(Engine::Fast, 2), None).unwrap();
+        let fast1 = run(&model, &opts(Engine::Fast, 1), None).unwrap();
+        let sr = run(&model, &opts(Engine::Stateright, 1), None).unwrap();
+        assert_eq!(
+            (fast.unique, fast.total, fast.depth),
+            (sr.unique, sr.total, sr.depth),
+            "counts differ under {}",
+            v.name
+        );
+        assert_eq!(
+            (fast.unique, fast.total, fast.depth),
+            (fast1.unique, fast1.total, fast1.depth),
+            "thread count changed counts under {}",
+            v.name
+        );
+        for ((k, a), (_, b)) in fast.discoveries.iter().zip(&sr.discoveries) {
+            assert_eq!(
+                a.is_some(),
+                b.is_some(),
+                "verdict of {k} differs under {}",
+                v.name
+            );
+            if let (Some(a), Some(b)) = (a, b) {
+                assert_eq!(
+                    a.len(),
+                    b.len(),
+                    "shortest discovery of {k} has different length under {}",
+                    v.name
+                );
+            }
+        }
+        assert_eq!(
+            fast.discoveries, fast1.discoveries,
+            "discoveries depend on thread count under {}",
+            v.name
+        );
+    }
+}
+
+#[test]
+fn symmetry_reduces_paper_like_two_agent_runs_without_changing_verdicts() {
+    let mut cfg = preset("quick", Variant::NoCascade).unwrap();
+    cfg.bounds.agents = 2;
+    cfg.bounds.records = 2;
+    let model = MemTx::new(cfg);
+    let plain = run(&model, &opts(Engine::Fast, 2), None).unwrap();
+    let mut o = opts(Engine::Fast, 2);
+    o.symmetry = true;
+    let sym = run(&model, &o, None).unwrap();
+    assert!(
+        sym.unique < plain.unique,
+        "symmetry did not reduce: {} vs {}",
+        sym.unique,
+        plain.unique
+    );
+    let verdicts = |r: &memtx_checker::engine::RunOutcome| {
+        r.discoveries
+            .iter()
+            .map(|(k, p)| (*k, p.is_some()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        verdicts(&plain),
+        verdicts(&sym),
+        "symmetry changed verdicts (reduction {:.2}x)",
+        plain.unique as f64 / sym.unique as f64
+    );
+}

@@ -1,0 +1,578 @@
+//! The commit pipeline of PROTOCOL.md §6: one test per outcome.
+//!
+//! Check 1 evidence, check 2 validity, check 3 semantic conflict (stale late write, higher and
+//! lower authority, equal authority with a different or the same source, non-overlapping
+//! validity), lineage (revoked parent, inactive parent), permission inheritance, check 4
+//! dependency stability, the pass (Committed, or ActionSafe in an external-action transaction),
+//! and the "Decided" rules: the first failing check decides; an adjudication's effect on a rival
+//! happens only if the record commits; staged records are decided in id order.
+//!
+//! Sources (see `common`): `MID_A` and `MID_B` are two different sources of mid authority (0.8),
+//! `HIGH` is 0.95 and `LOW` 0.5. Every accepted step is checked against every `always` property.
+
+mod common;
+
+use common::*;
+use memtx_model::pipeline::{self, CommitContext, Verdict};
+use memtx_model::record::{Reason, RecordSet, Scope};
+use memtx_model::state::Repair;
+use memtx_model::txn::{Isolation, Tier};
+use memtx_model::{Life, Variant};
+
+/// r0: a committed Shared belief `slot 0 = value 0` from `source`, then a new transaction of a0.
+fn rival_committed(name: &str, source: u8) -> Scenario {
+    scenario(name)
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(source))
+        .step(commit(0))
+        .expect_record(0, Life::Committed, None)
+        .step(begin_medium(0))
+}
+
+// ---- check 1: evidence --------------------------------------------------------------------------
+
+#[test]
+fn evidence_low_confidence_from_a_mid_source_is_quarantined() {
+    // 0.4 < 0.6 and 0.8 < 0.9: neither threshold is met.
+    scenario("evidence")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A).low_confidence())
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::Evidence))
+        .expect(|s| {
+            assert_eq!(s.record(0).seq, None, "a quarantined record takes no seq");
+            assert_eq!(s.next_seq, 0);
+            assert!(s.txn(0).is_none(), "commit closes the transaction");
+            assert_eq!(s.record(0).writer, None, "no longer staged");
+        })
+        .finish();
+}
+
+#[test]
+fn evidence_either_threshold_suffices() {
+    // High authority alone (0.95 ≥ 0.9) passes with low confidence; high confidence (0.8 ≥ 0.6)
+    // passes from a low-authority source.
+    scenario("evidence thresholds")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(HIGH).low_confidence())
+        .step(belief(0, 1, 0).source(LOW))
+        .step(commit(0))
+        .expect_record(0, Life::Committed, None)
+        .expect_record(1, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn evidence_is_checked_before_validity() {
+    // Both checks 1 and 2 fail: the first failing check decides the reason.
+    scenario("evidence first")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).low_confidence().valid_from(1))
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::Evidence))
+        .finish();
+}
+
+// ---- check 2: validity --------------------------------------------------------------------------
+
+#[test]
+fn validity_not_yet_valid_is_quarantined_as_expired() {
+    scenario("not yet valid")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).valid_from(1))
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::Expired))
+        .finish();
+}
+
+#[test]
+fn validity_expired_before_commit_is_quarantined() {
+    // Staged at tick 0 for [0, 1); the commit runs at tick 1: 1 ∉ [0, 1).
+    scenario("expired")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).valid(0, 1))
+        .step(tick())
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::Expired))
+        .finish();
+}
+
+#[test]
+fn validity_is_checked_before_the_conflict_check() {
+    // A stale late write that is also expired is quarantined (check 2), not aborted (check 3).
+    scenario("validity before conflict")
+        .step(begin_medium(0))
+        .step(begin_medium(1))
+        .step(belief(1, 0, 1))
+        .step(commit(1))
+        .step(belief(0, 0, 0).valid_from(2))
+        .step(commit(0))
+        .expect_record(1, Life::Quarantined, Some(Reason::Expired))
+        .expect_record(0, Life::Committed, None)
+        .finish();
+}
+
+// ---- check 3: semantic conflict ------------------------------------------------------------------
+
+#[test]
+fn stale_late_write_is_aborted_and_cascaded() {
+    // a0 opens before a1 commits slot 0 = 1; a0's write of slot 0 = 0 did not see it.
+    scenario("stale late write")
+        .step(begin_medium(0))
+        .step(begin_medium(1))
+        .step(belief(1, 0, 1))
+        .step(commit(1))
+        .expect_record(0, Life::Committed, None)
+        .step(belief(0, 0, 0))
+        .step(summary(0, &[1]))
+        .step(commit(0))
+        .expect_record(1, Life::Revoked, Some(Reason::StaleWrite))
+        // Aborted *and cascaded*: its staged summary is quarantined for rebuild.
+        .expect_record(2, Life::Quarantined, Some(Reason::Rebuild))
+        .expect_record(0, Life::Committed, None)
+        .expect(|s| {
+            assert!(s.audit(1).has(Repair::Retracted));
+            assert!(s.audit(2).has(Repair::Quarantined));
+            assert_eq!(s.audit(2).cause, Some(1));
+        })
+        .finish();
+}
+
+#[test]
+fn stale_late_write_aborts_even_a_higher_authority_write() {
+    // The stale check comes before adjudication by authority.
+    scenario("stale beats authority")
+        .step(begin_medium(0))
+        .step(begin_medium(1))
+        .step(belief(1, 0, 1).source(LOW))
+        .step(commit(1))
+        .step(belief(0, 0, 0).source(HIGH))
+        .step(commit(0))
+        .expect_record(1, Life::Revoked, Some(Reason::StaleWrite))
+        .expect_record(0, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn a_rival_already_in_the_snapshot_is_not_stale() {
+    // Same rival, but committed before the snapshot: adjudicated by authority instead.
+    scenario("rival before snapshot")
+        .step(begin_medium(1))
+        .step(belief(1, 0, 1).source(LOW))
+        .step(commit(1))
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(HIGH))
+        .step(commit(0))
+        .expect_record(1, Life::Committed, None)
+        .expect_record(0, Life::Superseded, Some(Reason::SupersededByAuthority))
+        .finish();
+}
+
+#[test]
+fn higher_authority_write_supersedes_its_rival() {
+    rival_committed("higher authority", MID_A)
+        .step(belief(0, 0, 1).source(HIGH))
+        .step(commit(0))
+        .expect_record(1, Life::Committed, None)
+        .expect_record(0, Life::Superseded, Some(Reason::SupersededByAuthority))
+        .expect(|s| assert_eq!(s.record(1).seq, Some(1)))
+        .finish();
+}
+
+#[test]
+fn lower_authority_write_is_aborted_as_outranked() {
+    rival_committed("lower authority", HIGH)
+        .step(belief(0, 0, 1).source(MID_A))
+        .step(summary(0, &[1]))
+        .step(commit(0))
+        .expect_record(1, Life::Revoked, Some(Reason::Outranked))
+        .expect_record(2, Life::Quarantined, Some(Reason::Rebuild))
+        .expect_record(0, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn equal_authority_different_source_goes_to_review() {
+    rival_committed("equal authority, other source", MID_A)
+        .step(belief(0, 0, 1).source(MID_B))
+        .step(commit(0))
+        .expect_record(1, Life::Quarantined, Some(Reason::Review))
+        .expect_record(0, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn equal_authority_same_source_is_a_correction_that_supersedes() {
+    rival_committed("correction", MID_A)
+        .step(belief(0, 0, 1).source(MID_A))
+        .step(commit(0))
+        .expect_record(1, Life::Committed, None)
+        .expect_record(0, Life::Superseded, Some(Reason::SupersededByCorrection))
+        .finish();
+}
+
+#[test]
+fn non_overlapping_validity_coexists() {
+    // r0 holds over [0, 1), r1 over [1, ∞): an equal-authority, other-source pair that would go
+    // to review if the intervals overlapped.
+    scenario("non-overlapping validity")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A).valid(0, 1))
+        .step(commit(0))
+        .step(tick())
+        .step(begin_medium(0))
+        .step(belief(0, 0, 1).source(MID_B).valid_from(1))
+        .step(commit(0))
+        .expect_record(0, Life::Committed, None)
+        .expect_record(1, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn same_value_or_other_slot_is_no_conflict() {
+    rival_committed("no rival", HIGH)
+        .step(belief(0, 0, 0).source(LOW))
+        .step(belief(0, 1, 1).source(LOW))
+        .step(commit(0))
+        .expect_record(0, Life::Committed, None)
+        .expect_record(1, Life::Committed, None)
+        .expect_record(2, Life::Committed, None)
+        .finish();
+}
+
+// ---- check 3: lineage -----------------------------------------------------------------------------
+
+#[test]
+fn revoked_parent_aborts_and_cascades() {
+    // a1's snapshot still holds r0 when r0 is revoked, so a1 may declare it (and its view r2 is
+    // staged below r1): the pipeline aborts r1 and the cascade quarantines r2.
+    scenario("revoked parent")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0))
+        .step(commit(0))
+        .step(begin_medium(1))
+        .step(request_revocation(0))
+        .step(apply_revocation(0))
+        .expect_record(0, Life::Revoked, Some(Reason::Revocation))
+        .step(belief(1, 1, 0).parents(&[0]))
+        .step(summary(1, &[1]))
+        .step(commit(1))
+        .expect_record(1, Life::Revoked, Some(Reason::RevokedParent))
+        .expect_record(2, Life::Quarantined, Some(Reason::Rebuild))
+        .expect(|s| {
+            assert!(s.audit(1).has(Repair::Retracted));
+            assert_eq!(s.audit(2).cause, Some(1));
+        })
+        .finish();
+}
+
+#[test]
+fn superseded_parent_quarantines_as_inactive_parent() {
+    scenario("superseded parent")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A))
+        .step(commit(0))
+        .step(begin_medium(1))
+        .step(begin_medium(0))
+        .step(belief(0, 0, 1).source(HIGH))
+        .step(commit(0))
+        .expect_record(0, Life::Superseded, Some(Reason::SupersededByAuthority))
+        .step(belief(1, 1, 0).parents(&[0]))
+        .step(commit(1))
+        .expect_record(2, Life::Quarantined, Some(Reason::InactiveParent))
+        .finish();
+}
+
+#[test]
+fn quarantined_parent_quarantines_as_inactive_parent() {
+    // a1 reads at tentative-read, so a0's staged r0 is in its snapshot; r0 then fails the
+    // evidence check.
+    scenario("quarantined parent")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).low_confidence())
+        .step(begin(1, Tier::Medium, Isolation::TentativeRead))
+        .step(summary(1, &[0]))
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::Evidence))
+        .step(commit(1))
+        .expect_record(1, Life::Quarantined, Some(Reason::InactiveParent))
+        .finish();
+}
+
+#[test]
+fn a_parent_staged_in_the_same_transaction_is_decided_first() {
+    // Id order: r0 fails evidence before r1 (its view) is judged, so r1 sees an inactive parent.
+    scenario("id order")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).low_confidence())
+        .step(summary(0, &[0]))
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::Evidence))
+        .expect_record(1, Life::Quarantined, Some(Reason::InactiveParent))
+        .finish();
+}
+
+// ---- check 3: permission inheritance ------------------------------------------------------------
+
+#[test]
+fn permission_laundering_is_quarantined() {
+    // Private → Shared, and Shared → Public.
+    scenario("permission laundering")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).private())
+        .step(belief(0, 1, 0))
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(summary(0, &[0]))
+        .step(summary(0, &[1]).public())
+        .step(commit(0))
+        .expect_record(2, Life::Quarantined, Some(Reason::Permission))
+        .expect_record(3, Life::Quarantined, Some(Reason::Permission))
+        .finish();
+}
+
+#[test]
+fn permission_equal_or_narrower_scope_commits() {
+    scenario("permission narrowing")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).private())
+        .step(belief(0, 1, 0).public())
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(summary(0, &[0]).private()) // Private from Private
+        .step(summary(0, &[1])) // Shared from Public
+        .step(summary(0, &[0, 1]).private()) // the narrowest parent decides
+        .step(commit(0))
+        .expect_record(2, Life::Committed, None)
+        .expect_record(3, Life::Committed, None)
+        .expect_record(4, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn permission_is_checked_before_dependency_stability() {
+    scenario("permission before stability")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).private())
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(request_revocation(0))
+        .step(summary(0, &[0]))
+        .step(commit(0))
+        .expect_record(1, Life::Quarantined, Some(Reason::Permission))
+        .finish();
+}
+
+// ---- check 4: dependency stability -------------------------------------------------------------
+
+#[test]
+fn pending_revocation_of_a_parent_is_an_unstable_dependency() {
+    scenario("pending parent")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0))
+        .step(commit(0))
+        .step(begin_medium(1))
+        .step(belief(1, 1, 0).parents(&[0]))
+        .step(request_revocation(0))
+        .step(commit(1))
+        .expect_record(1, Life::Quarantined, Some(Reason::UnstableDependency))
+        .finish();
+}
+
+#[test]
+fn pending_revocation_of_a_transitive_ancestor_is_an_unstable_dependency() {
+    scenario("pending ancestor")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0))
+        .step(summary(0, &[0]))
+        .step(commit(0))
+        .step(begin_medium(1))
+        .step(request_revocation(0))
+        .step(belief(1, 1, 0).parents(&[1]))
+        .step(commit(1))
+        .expect_record(2, Life::Quarantined, Some(Reason::UnstableDependency))
+        .expect(|s| {
+            // Nothing was retracted: the revocation is only pending.
+            assert!(s.record(0).pending_revocation);
+            assert_eq!(s.record(0).life(), Life::Committed);
+            assert_eq!(s.record(1).life(), Life::Committed);
+        })
+        .finish();
+}
+
+// ---- pass -----------------------------------------------------------------------------------------
+
+#[test]
+fn passing_records_commit_with_increasing_sequence_numbers() {
+    scenario("pass")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0))
+        .step(summary(0, &[0]))
+        .step(commit(0))
+        .expect_record(0, Life::Committed, None)
+        .expect_record(1, Life::Committed, None)
+        .expect(|s| {
+            assert_eq!(s.record(0).seq, Some(0));
+            assert_eq!(s.record(1).seq, Some(1));
+            assert_eq!(s.next_seq, 2);
+            assert!(s.records().iter().all(|r| r.writer.is_none()));
+            assert!(s.txn(0).is_none());
+        })
+        .finish();
+}
+
+#[test]
+fn passing_records_of_an_external_action_transaction_become_action_safe() {
+    scenario("pass, external action")
+        .step(begin_external(0))
+        .step(belief(0, 0, 0))
+        .step(summary(0, &[0]))
+        .step(commit(0))
+        .expect_record(0, Life::ActionSafe, None)
+        .expect_record(1, Life::ActionSafe, None)
+        .step(begin(0, Tier::Low, Isolation::CommittedRead))
+        .step(belief(0, 1, 0))
+        .step(commit(0))
+        .expect_record(2, Life::Committed, None)
+        .finish();
+}
+
+// ---- Decided: the rival is superseded only if the record commits ---------------------------------
+
+#[test]
+fn a_rival_is_superseded_only_if_the_record_commits() {
+    // r2 outranks r0 (high vs mid authority) but then fails permission inheritance (a Shared
+    // belief derived from the Private r1): r0 must stay Committed.
+    scenario("supersede only on commit")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A))
+        .step(belief(0, 1, 0).private())
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(belief(0, 0, 1).source(HIGH).parents(&[1]))
+        .step(commit(0))
+        .expect_record(2, Life::Quarantined, Some(Reason::Permission))
+        .expect_record(0, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn a_correction_that_fails_dependency_stability_leaves_its_rival() {
+    scenario("correction fails check 4")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A))
+        .step(belief(0, 1, 0))
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(request_revocation(1))
+        .step(belief(0, 0, 1).source(MID_A).parents(&[1]))
+        .step(commit(0))
+        .expect_record(2, Life::Quarantined, Some(Reason::UnstableDependency))
+        .expect_record(0, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn the_pipeline_reports_the_rivals_it_won_against_without_changing_the_state() {
+    // pipeline::run is a pure judgement: the Pass verdict names the rivals to supersede.
+    let s = scenario("verdict")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A))
+        .step(belief(0, 1, 0).source(LOW))
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(belief(0, 0, 1).source(MID_A)) // r2 corrects r0
+        .step(belief(0, 1, 1).source(HIGH)) // r3 outranks r1
+        .finish();
+    let cfg = wide(Variant::Memtx);
+    let ctx = CommitContext {
+        now: 0,
+        snapshot_seq: s.txn(0).unwrap().snapshot_seq,
+        commit_start: s.next_seq,
+    };
+    let before = s.clone();
+    assert_eq!(
+        pipeline::run(&cfg, &s, 2, ctx),
+        Verdict::Pass {
+            outranked: RecordSet::EMPTY,
+            corrected: set(&[0]),
+        }
+    );
+    assert_eq!(
+        pipeline::run(&cfg, &s, 3, ctx),
+        Verdict::Pass {
+            outranked: set(&[1]),
+            corrected: RecordSet::EMPTY,
+        }
+    );
+    assert!(s == before);
+    assert_eq!(pipeline::rivals(&s, 2), set(&[0]));
+    assert_eq!(pipeline::rivals(&s, 3), set(&[1]));
+}
+
+#[test]
+fn rivals_are_beliefs_in_force_only() {
+    // A quarantined belief is not a rival, and views never conflict.
+    scenario("rivals in force")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A).low_confidence()) // r0 quarantined
+        .step(belief(0, 1, 0).scope(Scope::Shared))
+        .step(summary(0, &[1]))
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::Evidence))
+        .step(begin_medium(0))
+        .step(belief(0, 0, 1).source(MID_B))
+        .step(commit(0))
+        .expect_record(3, Life::Committed, None)
+        .expect(|s| assert_eq!(pipeline::rivals(s, 2), RecordSet::EMPTY))
+        .finish();
+}
+
+// ---- regressions: tentative reads and the pipeline's transitive checks ------------------------------
+
+#[test]
+fn laundering_through_a_tentative_parent_is_quarantined() {
+    // Regression (I3): a0's Shared summary r1 of its Private r0 is still Tentative (it would fail
+    // permission inheritance at a0's commit); a1 reads it at tentative-read and derives the Shared
+    // r2 from it. Judged on parents only, r2 would commit visible to everyone while its ancestry
+    // is Private.
+    scenario("laundering through a tentative parent")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).private())
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(summary(0, &[0]))
+        .step(begin(1, Tier::Medium, Isolation::TentativeRead))
+        .step(summary(1, &[1]))
+        .step(commit(1))
+        .expect_record(2, Life::Quarantined, Some(Reason::Permission))
+        .step(commit(0))
+        .expect_record(1, Life::Quarantined, Some(Reason::Permission))
+        .finish();
+}
+
+#[test]
+fn a_revoked_ancestor_behind_a_tentative_parent_aborts() {
+    // Regression (I2): r2 is a view of r0 and r1; revoking r0 quarantines r2. a0's snapshot still
+    // holds r2, so a0 stages r3 below it (after the cascade ran: nothing repairs r3 until a0's
+    // commit). a1 reads r3 at tentative-read and derives r4 from it. Judged on direct parents
+    // only, r4 would commit with the revoked r0 among its ancestors.
+    scenario("revoked ancestor behind a tentative parent")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0))
+        .step(belief(0, 1, 0))
+        .step(summary(0, &[0, 1]))
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(request_revocation(0))
+        .step(apply_revocation(0))
+        .expect_record(2, Life::Quarantined, Some(Reason::Rebuild))
+        .step(belief(0, 1, 0).parents(&[2]))
+        .step(begin(1, Tier::Medium, Isolation::TentativeRead))
+        .step(summary(1, &[3]))
+        .step(commit(1))
+        .expect_record(4, Life::Revoked, Some(Reason::RevokedParent))
+        .step(commit(0))
+        .expect_record(3, Life::Revoked, Some(Reason::RevokedParent))
+        .finish();
+}
