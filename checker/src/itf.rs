@@ -16,7 +16,7 @@
 //! | sequence | a JSON array | `records`, `log` (index = record id) |
 //! | set | `{"#set": [...]}` | parents, snapshots, repairs, violated ghosts |
 //! | function | `{"#map": [[key, value], ...]}` | `txns`: agent ↦ open transaction |
-//! | variant (Quint sum type) | `{"tag": "Some", "value": v}` / `{"tag": "None", "value": {"#tup": []}}` | optional fields |
+//! | variant (Quint sum type) | `{"tag": "Some", "value": v}` / `{"tag": "None", "value": {}}` | optional fields |
 //!
 //! The file:
 //!
@@ -69,11 +69,12 @@ pub fn set(items: impl IntoIterator<Item = Value>) -> Value {
     json!({ "#set": items.into_iter().collect::<Vec<_>>() })
 }
 
-/// An optional value as a Quint-style variant: `Some(v)` or `None`.
+/// An optional value as a variant, as Quint writes its `Option` type: `Some(v)` or `None`
+/// (read it in Rust with `#[serde(tag = "tag", content = "value")] enum Opt<T> { Some(T), None }`).
 pub fn option(v: Option<Value>) -> Value {
     match v {
         Some(v) => json!({ "tag": "Some", "value": v }),
-        None => json!({ "tag": "None", "value": { "#tup": [] } }),
+        None => json!({ "tag": "None", "value": {} }),
     }
 }
 

@@ -47,7 +47,10 @@ fn an_unwritable_directory_is_a_user_error_naming_it() {
     assert_eq!(e.kind(), ErrorKind::Io);
     let m = e.to_string();
     assert!(!m.contains('\n'), "{m:?}");
-    assert!(m.contains(&blocker.join("sub").display().to_string()), "{m}");
+    assert!(
+        m.contains(&blocker.join("sub").display().to_string()),
+        "{m}"
+    );
     assert!(m.contains("directory"), "{m}");
     assert_eq!(entries(&dir), vec!["not-a-dir".to_string()]);
 }

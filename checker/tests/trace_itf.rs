@@ -8,10 +8,18 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use trace_support::*;
 
+/// ITF has no null: optional values are variants, as Quint writes its `Option`.
+#[derive(Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "tag", content = "value")]
+enum Opt<T> {
+    Some(T),
+    None,
+}
+
 #[derive(Debug, Deserialize)]
 struct Validity {
     from: i64,
-    until: Option<i64>,
+    until: Opt<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -21,8 +29,8 @@ struct Record {
     life: String,
     parents: BTreeSet<i64>,
     validity: Validity,
-    reason: Option<String>,
-    writer: Option<i64>,
+    reason: Opt<String>,
+    writer: Opt<i64>,
     pending_revocation: bool,
 }
 
@@ -37,7 +45,7 @@ struct Txn {
 #[derive(Debug, Deserialize)]
 struct LogEntry {
     repairs: BTreeSet<String>,
-    cause: Option<i64>,
+    cause: Opt<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,9 +70,15 @@ fn typed_read_back() {
 
     let itf: itf::Trace<ItfState> = itf::trace_from_str(&text).expect("the itf crate reads it");
     assert_eq!(itf.states.len(), trace.len() + 1);
-    assert_eq!(itf.vars, ITF_VARS.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        itf.vars,
+        ITF_VARS.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    );
     assert_eq!(itf.meta.format.as_deref(), Some("ITF"));
-    assert_eq!(itf.meta.source.as_deref(), Some("missed-cascade-I2.trace.json"));
+    assert_eq!(
+        itf.meta.source.as_deref(),
+        Some("missed-cascade-I2.trace.json")
+    );
 
     let first = &itf.states[0];
     assert_eq!(first.meta.index, Some(0));
@@ -75,7 +89,10 @@ fn typed_read_back() {
     // Step 1 opens agent 0's transaction.
     let s1 = &itf.states[1].value;
     assert_eq!(s1.action, trace.steps[0].label);
-    assert_eq!(itf.states[1].meta.other.get("action"), Some(&trace.steps[0].label));
+    assert_eq!(
+        itf.states[1].meta.other.get("action"),
+        Some(&trace.steps[0].label)
+    );
     let tx = s1.txns.get(&0).expect("a0's transaction");
     assert_eq!(tx.tier, "medium");
     assert_eq!(tx.isolation, "committed-read");
@@ -90,15 +107,15 @@ fn typed_read_back() {
     assert_eq!(last.records[0].id, 0);
     assert_eq!(last.records[0].kind, "belief");
     assert_eq!(last.records[0].life, "Revoked");
-    assert_eq!(last.records[0].reason.as_deref(), Some("revocation"));
+    assert_eq!(last.records[0].reason, Opt::Some("revocation".to_string()));
     assert_eq!(last.records[0].validity.from, 0);
-    assert_eq!(last.records[0].validity.until, None);
+    assert_eq!(last.records[0].validity.until, Opt::None);
     assert!(!last.records[0].pending_revocation);
     assert_eq!(last.records[1].parents, BTreeSet::from([0]));
-    assert_eq!(last.records[1].writer, None);
+    assert_eq!(last.records[1].writer, Opt::None);
     assert_eq!(last.log.len(), final_state.len());
     assert!(last.log[0].repairs.contains("retracted"));
-    assert_eq!(last.log[1].cause, Some(0));
+    assert_eq!(last.log[1].cause, Opt::Some(0));
     assert!(last.ghost_violated.is_empty());
 }
 
@@ -107,18 +124,34 @@ fn untyped_read_back_and_encoding() {
     let trace = scripted_trace();
     let doc = to_itf(&trace, "scripted.trace.json");
     // Integers are always {"#bigint": "n"}, sets {"#set": [...]}, optional values variants.
-    assert_eq!(doc["states"][3]["clock"], serde_json::json!({"#bigint": "0"}));
-    assert_eq!(doc["states"][3]["next_seq"], serde_json::json!({"#bigint": "1"}));
-    assert_eq!(doc["states"][3]["records"][0]["parents"], serde_json::json!({"#set": []}));
-    assert_eq!(doc["states"][3]["records"][0]["seq"], serde_json::json!({"tag": "Some", "value": {"#bigint": "0"}}));
+    assert_eq!(
+        doc["states"][3]["clock"],
+        serde_json::json!({"#bigint": "0"})
+    );
+    assert_eq!(
+        doc["states"][3]["next_seq"],
+        serde_json::json!({"#bigint": "1"})
+    );
+    assert_eq!(
+        doc["states"][3]["records"][0]["parents"],
+        serde_json::json!({"#set": []})
+    );
+    assert_eq!(
+        doc["states"][3]["records"][0]["seq"],
+        serde_json::json!({"tag": "Some", "value": {"#bigint": "0"}})
+    );
     assert_eq!(doc["states"][0]["txns"], serde_json::json!({"#map": []}));
 
-    let itf: itf::Trace<itf::Value> = itf::trace_from_value(doc).expect("the itf crate reads it");
+    let text = serde_json::to_string_pretty(&doc).expect("JSON");
+    let itf: itf::Trace<itf::Value> = itf::trace_from_str(&text).expect("the itf crate reads it");
     assert_eq!(itf.states.len(), 5);
     let itf::Value::Record(last) = &itf.states[4].value else {
         panic!("a state is a record");
     };
-    assert_eq!(last.get("action"), Some(&itf::Value::String("RequestRevocation r0".into())));
+    assert_eq!(
+        last.get("action"),
+        Some(&itf::Value::String("RequestRevocation r0".into()))
+    );
     let Some(itf::Value::List(records)) = last.get("records") else {
         panic!("records is a sequence");
     };
@@ -126,5 +159,8 @@ fn untyped_read_back_and_encoding() {
         panic!("a record is a record");
     };
     assert_eq!(r0.get("pending_revocation"), Some(&itf::Value::Bool(true)));
-    assert_eq!(r0.get("life"), Some(&itf::Value::String("Committed".into())));
+    assert_eq!(
+        r0.get("life"),
+        Some(&itf::Value::String("Committed".into()))
+    );
 }

@@ -283,7 +283,11 @@ fn no_cascade_repairs_nothing_and_i2_tells() {
         .expect_record(2, Life::Committed, None)
         .expect(|s| {
             assert_eq!(s.record(3).effect, Some(Effect::Executed));
-            assert_eq!(logged(s, 0), vec![Repair::Retracted], "the root is still logged");
+            assert_eq!(
+                logged(s, 0),
+                vec![Repair::Retracted],
+                "the root is still logged"
+            );
             assert!((1..=3).all(|id| s.audit(id).cause.is_none()));
         });
     assert_eq!(s.violations(), vec!["I2"]);

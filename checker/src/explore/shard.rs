@@ -43,8 +43,12 @@ use std::time::Duration;
 
 /// States expanded between two check points.
 const CHUNK: usize = 256;
-/// A batch is handed to its owner once it holds this many bytes.
-const BATCH_BYTES: usize = 32 * 1024;
+/// A batch is handed to its owner once it holds `batch_bytes(threads)` bytes: 32 KiB for up
+/// to 22 threads, then less (at least 4 KiB), so that the `threads²` outgoing batches stay
+/// within about 16 MiB.
+fn batch_bytes(threads: usize) -> usize {
+    ((16 << 20) / (threads * threads)).clamp(4 << 10, 32 << 10)
+}
 /// How far ahead of the insertion point the home bucket is prefetched.
 const PREFETCH_DISTANCE: usize = 12;
 /// How long a waiting worker blocks before polling its check point.
@@ -106,6 +110,8 @@ pub(crate) struct Worker<'a, M: Model> {
     discoveries: Vec<Option<u64>>,
     /// Peers that sent `Done` during the current level.
     done: usize,
+    /// Size at which an outgoing batch is handed over.
+    batch_bytes: usize,
     generated: u64,
     new: u64,
     expanded: u64,
@@ -133,13 +139,14 @@ where
             inbox,
             shard,
             outboxes: (0..threads)
-                .map(|_| Vec::with_capacity(BATCH_BYTES * 2))
+                .map(|_| Vec::with_capacity(batch_bytes(threads) + 1024))
                 .collect(),
             pool: Vec::new(),
             actions: Vec::new(),
             state: None,
             discoveries: vec![None; properties],
             done: 0,
+            batch_bytes: batch_bytes(threads),
             generated: 0,
             new: 0,
             expanded: 0,
@@ -297,7 +304,7 @@ where
                 continue;
             }
             finish_record(batch, mark);
-            if batch.len() >= BATCH_BYTES {
+            if batch.len() >= self.batch_bytes {
                 self.flush(owner);
             }
         }
