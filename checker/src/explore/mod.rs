@@ -139,6 +139,7 @@
 
 mod coordinator;
 mod frontier;
+mod options;
 mod packed;
 mod path;
 mod report;
@@ -146,6 +147,7 @@ mod shard;
 mod sync;
 mod visited;
 
+pub use options::{Canonicalizer, ExploreOptions, Trace};
 pub use packed::PackedState;
 pub use path::check_path;
 pub use report::{
@@ -163,129 +165,9 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use sync::{Poisoned, Shared};
 use visited::{Insert, NO_PARENT};
-
-/// A symmetry canonicalizer: maps a state to the representative of its symmetry class.
-pub type Canonicalizer<M> = fn(&<M as Model>::State) -> <M as Model>::State;
-
-/// A path through a model, in stateright's format: each state with the action taken from
-/// it, the last state with `None`.
-pub type Trace<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
-
-/// Parameters of one exploration. Build with [`ExploreOptions::new`] and the chaining
-/// setters, or set the fields directly.
-pub struct ExploreOptions<'a, M: Model> {
-    /// Worker threads (0 is treated as 1). With 1, everything runs on the calling thread.
-    pub threads: usize,
-    /// Symmetry canonicalizer applied to every state before it is fingerprinted.
-    pub symmetry: Option<Canonicalizer<M>>,
-    /// States at this 1-based depth are counted but not checked or expanded (stateright's
-    /// `target_max_depth`; `Some(0)` means no bound).
-    pub target_max_depth: Option<usize>,
-    /// Stop when a level ends with at least this many distinct states.
-    pub max_states: Option<u64>,
-    /// Stop (at the next check point) when the engine's own accounting exceeds this.
-    pub max_memory_bytes: Option<u64>,
-    /// Store whole packed states in the visited set so fingerprint collisions are detected
-    /// and resolved.
-    pub exact: bool,
-    /// Stop when a level ends and every property has a discovery (stateright's default).
-    pub finish_when_all_discovered: bool,
-    /// Called from the calling thread about every `progress_interval`.
-    pub progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
-    /// Interval between progress callbacks (default 1 s).
-    pub progress_interval: Duration,
-}
-
-impl<M: Model> Clone for ExploreOptions<'_, M> {
-    fn clone(&self) -> Self {
-        ExploreOptions {
-            threads: self.threads,
-            symmetry: self.symmetry,
-            target_max_depth: self.target_max_depth,
-            max_states: self.max_states,
-            max_memory_bytes: self.max_memory_bytes,
-            exact: self.exact,
-            finish_when_all_discovered: self.finish_when_all_discovered,
-            progress: self.progress,
-            progress_interval: self.progress_interval,
-        }
-    }
-}
-
-impl<M: Model> Default for ExploreOptions<'_, M> {
-    fn default() -> Self {
-        ExploreOptions {
-            threads: 1,
-            symmetry: None,
-            target_max_depth: None,
-            max_states: None,
-            max_memory_bytes: None,
-            exact: false,
-            finish_when_all_discovered: false,
-            progress: None,
-            progress_interval: Duration::from_secs(1),
-        }
-    }
-}
-
-impl<'a, M: Model> ExploreOptions<'a, M> {
-    /// Defaults: 1 thread, no symmetry, no limits, fingerprint mode, explore everything.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets [`ExploreOptions::threads`].
-    pub fn threads(mut self, threads: usize) -> Self {
-        self.threads = threads;
-        self
-    }
-
-    /// Sets [`ExploreOptions::symmetry`].
-    pub fn symmetry(mut self, canonical: fn(&M::State) -> M::State) -> Self {
-        self.symmetry = Some(canonical);
-        self
-    }
-
-    /// Sets [`ExploreOptions::target_max_depth`].
-    pub fn target_max_depth(mut self, depth: usize) -> Self {
-        self.target_max_depth = Some(depth);
-        self
-    }
-
-    /// Sets [`ExploreOptions::max_states`].
-    pub fn max_states(mut self, states: u64) -> Self {
-        self.max_states = Some(states);
-        self
-    }
-
-    /// Sets [`ExploreOptions::max_memory_bytes`].
-    pub fn max_memory_bytes(mut self, bytes: u64) -> Self {
-        self.max_memory_bytes = Some(bytes);
-        self
-    }
-
-    /// Sets [`ExploreOptions::exact`].
-    pub fn exact(mut self, exact: bool) -> Self {
-        self.exact = exact;
-        self
-    }
-
-    /// Sets [`ExploreOptions::finish_when_all_discovered`].
-    pub fn finish_when_all_discovered(mut self, finish: bool) -> Self {
-        self.finish_when_all_discovered = finish;
-        self
-    }
-
-    /// Sets [`ExploreOptions::progress`] and [`ExploreOptions::progress_interval`].
-    pub fn progress(mut self, callback: &'a (dyn Fn(&Progress) + Sync), every: Duration) -> Self {
-        self.progress = Some(callback);
-        self.progress_interval = every;
-        self
-    }
-}
 
 /// What a worker thread hands back: its shard, or why it has none.
 type WorkerResult = Result<Result<Shard, Poisoned>, Box<dyn Any + Send>>;
