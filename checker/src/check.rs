@@ -2,101 +2,18 @@
 //!
 //! Flow: command line → [`crate::setup`] (configuration, properties) → [`crate::engine::run`]
 //! (either engine) → a verdict per property → a trace file per violation (and per example with
-//! `--examples`) → the summary (text or `--json`) and, with `--report`, `<name>.json`/`.md`.
+//! `--examples`) → a [`RunReport`], printed as text or `--json`, and with `--report` written as
+//! `<name>.json`/`.md`.
 
 use crate::cli::{CheckArgs, EngineArg};
 use crate::engine::{run, Engine, RunOptions, RunOutcome};
 use crate::error::{ErrorKind, UserError};
 use crate::progress::ProgressSink;
+use crate::report::{Coverage, PropertyOutcome, RunReport, Verdict};
 use crate::setup;
-use crate::trace::{itf_path_for, replay_command, trace_path, Trace};
+use crate::trace::{itf_path_for, replay_command, trace_path, PropertyKind, Trace};
 use memtx_model::properties::PropertyDef;
 use memtx_model::{Config, MemTx};
-use serde::Serialize;
-use std::path::PathBuf;
-
-/// A property's verdict after a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// An invariant with no violation in the explored states.
-    Holds,
-    /// An invariant with a counterexample.
-    Violated,
-    /// An example that was reached.
-    ExampleFound,
-    /// An example never reached: the check fails (non-vacuity, PROTOCOL.md §9).
-    ExampleNotFound,
-}
-
-impl Verdict {
-    /// Does this verdict fail the run?
-    pub fn fails(self) -> bool {
-        matches!(self, Verdict::Violated | Verdict::ExampleNotFound)
-    }
-}
-
-/// One property's line of the result.
-#[derive(Clone, Debug, Serialize)]
-pub struct PropertyResult {
-    /// Key (I1 … I9, E1 … E9).
-    pub key: &'static str,
-    /// The property as a sentence.
-    pub name: &'static str,
-    /// `always` or `sometimes`.
-    pub kind: &'static str,
-    /// Verdict.
-    pub verdict: Verdict,
-    /// Steps of the shortest discovery, if any.
-    pub length: Option<usize>,
-    /// The saved trace, if any.
-    pub trace: Option<PathBuf>,
-    /// The exact command that replays it.
-    pub replay: Option<String>,
-}
-
-/// The whole result of a check (what `--json` prints and reports hold).
-#[derive(Clone, Debug, Serialize)]
-pub struct CheckResult {
-    /// `memtx <version>`.
-    pub tool: String,
-    /// The command line.
-    pub command: String,
-    /// Engine.
-    pub engine: Engine,
-    /// Threads.
-    pub threads: usize,
-    /// Symmetry reduction on.
-    pub symmetry: bool,
-    /// Exact (collision-free) mode on.
-    pub exact: bool,
-    /// The full configuration (bounds, domains, variant).
-    pub config: Config,
-    /// Distinct states.
-    pub unique_states: u64,
-    /// States generated, repeats included.
-    pub total_states: u64,
-    /// Maximum depth.
-    pub max_depth: usize,
-    /// Distinct states per depth (fast engine).
-    pub states_per_depth: Vec<u64>,
-    /// Wall time in seconds.
-    pub seconds: f64,
-    /// Generated states per second.
-    pub states_per_second: f64,
-    /// "exhaustive within these bounds" or "stopped early: …".
-    pub coverage: String,
-    /// Peak resident memory in bytes, if known.
-    pub peak_memory_bytes: Option<u64>,
-    /// Visited-set bytes per state (fast engine).
-    pub visited_bytes_per_state: Option<f64>,
-    /// TLC's optimistic fingerprint-collision probability n·(g−n)/2^64 (fast engine).
-    pub collision_probability: Option<f64>,
-    /// Per-property verdicts.
-    pub properties: Vec<PropertyResult>,
-    /// True when every invariant holds and every example was found.
-    pub passed: bool,
-}
 
 fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
     let engine = match args.engine {
@@ -130,8 +47,8 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
     })
 }
 
-/// Runs `memtx check`; returns the result (the caller prints it and picks the exit code).
-pub fn check(args: &CheckArgs, command: &str) -> Result<CheckResult, UserError> {
+/// Runs `memtx check`; returns the report (the caller prints it and picks the exit code).
+pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
     let variant =
         setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
     let cfg = setup::config(&args.preset, &args.bounds, variant)
@@ -150,30 +67,31 @@ pub fn check(args: &CheckArgs, command: &str) -> Result<CheckResult, UserError> 
         properties.push(judge(&cfg, def, &outcome, args, command)?);
     }
     let secs = outcome.elapsed.as_secs_f64();
-    let passed = !properties.iter().any(|p| p.verdict.fails());
-    Ok(CheckResult {
+    Ok(RunReport {
         tool: crate::trace::tool_id(),
         command: command.to_string(),
-        engine: outcome.engine,
-        threads: opts.threads,
-        symmetry: opts.symmetry,
-        exact: opts.exact,
+        engine: outcome.engine.name().to_string(),
+        variant: cfg.variant,
         config: cfg,
         unique_states: outcome.unique,
         total_states: outcome.total,
         max_depth: outcome.depth,
         states_per_depth: outcome.per_depth.clone(),
         seconds: secs,
-        states_per_second: outcome.total as f64 / secs.max(1e-9),
-        coverage: outcome
-            .stopped_early
-            .clone()
-            .unwrap_or_else(|| "exhaustive within these bounds".into()),
+        states_per_second: outcome.unique as f64 / secs.max(1e-9),
         peak_memory_bytes: outcome.peak_rss,
-        visited_bytes_per_state: outcome.visited_bytes_per_state,
         collision_probability: outcome.collision_probability,
+        symmetry: opts.symmetry,
+        threads: opts.threads,
+        exact: opts.exact,
+        visited_bytes_per_state: outcome.visited_bytes_per_state,
+        coverage: match &outcome.stopped_early {
+            Some(reason) => Coverage::StoppedEarly {
+                reason: reason.clone(),
+            },
+            None => Coverage::Exhaustive,
+        },
         properties,
-        passed,
     })
 }
 
@@ -184,74 +102,59 @@ fn judge(
     outcome: &RunOutcome,
     args: &CheckArgs,
     command: &str,
-) -> Result<PropertyResult, UserError> {
+) -> Result<PropertyOutcome, UserError> {
     let path = outcome
         .discoveries
         .iter()
         .find(|(k, _)| *k == def.key)
         .and_then(|(_, p)| p.as_ref());
-    let verdict = match (def.is_invariant(), path.is_some()) {
-        (true, false) => Verdict::Holds,
-        (true, true) => Verdict::Violated,
-        (false, true) => Verdict::ExampleFound,
-        (false, false) => Verdict::ExampleNotFound,
-    };
-    let mut result = PropertyResult {
-        key: def.key,
-        name: def.name,
-        kind: if def.is_invariant() {
-            "always"
-        } else {
-            "sometimes"
-        },
-        verdict,
-        length: path.map(|p| p.len().saturating_sub(1)),
-        trace: None,
-        replay: None,
-    };
+    let verdict = Verdict::from_discovery(PropertyKind::of(def), path.is_some());
+    let outcome = PropertyOutcome::new(def, verdict);
+    let Some(path) = path else { return Ok(outcome) };
+    let steps = path.len().saturating_sub(1);
     let save = verdict == Verdict::Violated || (verdict == Verdict::ExampleFound && args.examples);
-    if let (true, Some(path)) = (save, path) {
-        let trace = Trace::from_path(cfg, def, path, command)
-            .map_err(|bug| UserError::new(ErrorKind::Usage, bug.what().to_string()))?;
-        std::fs::create_dir_all(&args.traces)
-            .map_err(|e| UserError::io("create the trace directory", &args.traces, &e))?;
-        let file = trace_path(&args.traces, cfg.variant, def.key);
-        trace.write(&file)?;
-        if args.itf {
-            crate::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;
-        }
-        result.replay = Some(replay_command(&file));
-        result.trace = Some(file);
+    if !save {
+        return Ok(outcome.with_trace(steps, None, None));
     }
-    Ok(result)
+    let trace = Trace::from_path(cfg, def, path, command)
+        .map_err(|bug| UserError::new(ErrorKind::Usage, bug.to_string()))?;
+    let file = trace_path(&args.traces, cfg.variant, def.key);
+    trace.write(&file)?;
+    if args.itf {
+        crate::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;
+    }
+    Ok(outcome.with_trace(
+        steps,
+        Some(file.display().to_string()),
+        Some(replay_command(&file)),
+    ))
 }
 
-/// The text summary.
-pub fn render_text(r: &CheckResult) -> String {
-    let mut out = String::new();
+/// The text summary of a check.
+pub fn render_text(r: &RunReport) -> String {
     let b = &r.config.bounds;
-    out.push_str(&format!(
-        "memtx check: preset {} variant {} (agents {}, records {}, ticks {}, slots {}, values {}, sources {}) engine {} threads {}{}\n",
+    let mut out = format!(
+        "memtx check: preset {} variant {} (agents {}, records {}, ticks {}, slots {}, values {}, sources {}) engine {} threads {}{}{}\n",
         r.config.preset,
-        r.config.variant.name(),
+        r.variant.name(),
         b.agents,
         b.records,
         b.ticks,
         b.slots,
         b.values,
         b.sources.len(),
-        r.engine.name(),
+        r.engine,
         r.threads,
-        if r.symmetry { " symmetry" } else { "" }
-    ));
+        if r.symmetry { " symmetry" } else { "" },
+        if r.exact { " exact" } else { "" }
+    );
     out.push_str(&format!(
-        "unique states {}  total states {}  max depth {}  {:.2} s  {:.0} states/s\n",
+        "unique states {}  total states {}  max depth {}  {:.2} s  {:.0} distinct states/s\n",
         r.unique_states, r.total_states, r.max_depth, r.seconds, r.states_per_second
     ));
     if let Some(p) = r.collision_probability {
         out.push_str(&format!(
-            "fingerprint collision probability (optimistic) {p:.2e}{}\n",
-            if r.exact { " (exact mode)" } else { "" }
+            "fingerprint collision probability (optimistic) {p:.2e}\n"
         ));
     }
     if let Some(m) = r.peak_memory_bytes {
@@ -259,18 +162,13 @@ pub fn render_text(r: &CheckResult) -> String {
     }
     out.push_str(&format!("coverage: {}\n", r.coverage));
     for p in &r.properties {
-        let verdict = match p.verdict {
-            Verdict::Holds => "holds".to_string(),
-            Verdict::Violated => format!("VIOLATED in {} steps", p.length.unwrap_or(0)),
-            Verdict::ExampleFound => format!("example found in {} steps", p.length.unwrap_or(0)),
-            Verdict::ExampleNotFound => "EXAMPLE NOT FOUND".to_string(),
-        };
-        out.push_str(&format!("  {:<72} {verdict}\n", p.name));
-        if let (Some(t), Some(cmd)) = (&p.trace, &p.replay) {
-            out.push_str(&format!("      trace: {}\n      replay: {cmd}   (from a checkout: cargo run --release -- {})\n", t.display(), cmd.trim_start_matches("memtx ")));
+        out.push_str(&format!("  {:<72} {}\n", p.name, p.cell()));
+        if let (Some(t), Some(cmd)) = (&p.trace, &p.replay_command) {
+            let from_checkout = cmd.strip_prefix("memtx ").unwrap_or(cmd);
+            out.push_str(&format!("      trace: {t}\n      replay: {cmd}\n      (from a checkout: cargo run --release -- {from_checkout})\n"));
         }
     }
-    out.push_str(if r.passed {
+    out.push_str(if r.passed() {
         "result: PASS (every invariant holds, every example found)\n"
     } else {
         "result: FAIL\n"

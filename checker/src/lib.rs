@@ -9,7 +9,7 @@
 //! | [`engine`] | the two explorers behind one result type |
 //! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states |
 //! | [`trace`], [`itf`], [`replay`] | counterexample traces, ITF export, re-execution |
-//! | [`reporting`], [`report`] | run reports, the ablation matrix, the manifest of pinned counts |
+//! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts |
 //! | [`error`], [`fsutil`] | one-line user errors (exit 2); atomic file writes |
 //! | [`bench`], [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
@@ -29,7 +29,6 @@ pub mod reference;
 pub mod replay;
 pub mod replaying;
 pub mod report;
-pub mod reporting;
 pub mod setup;
 pub mod trace;
 pub mod two_phase_commit;

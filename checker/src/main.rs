@@ -21,19 +21,25 @@ fn main() -> ExitCode {
 fn run(command: Command, line: &str) -> Result<u8, UserError> {
     match command {
         Command::Check(args) => {
+            if let Some(dir) = &args.report {
+                // Refuse an unusable report directory before spending minutes on the check.
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| UserError::io("create the report directory", dir, &e))?;
+            }
             let result = check::check(&args, line)?;
+            if let Some(dir) = &args.report {
+                let name = args.name.clone().unwrap_or_else(|| {
+                    format!("{}-{}", result.config.preset, result.variant.name())
+                });
+                result.write_json(&dir.join(format!("{name}.json")))?;
+                result.write_markdown(&dir.join(format!("{name}.md")))?;
+            }
             if args.json {
-                println!("{}", memtx_checker::fsutil::json_pretty(&result));
+                println!("{}", result.to_json_string());
             } else {
                 print!("{}", check::render_text(&result));
             }
-            if let Some(dir) = &args.report {
-                let name = args.name.clone().unwrap_or_else(|| {
-                    format!("{}-{}", result.config.preset, result.config.variant.name())
-                });
-                memtx_checker::reporting::write_check_report(&result, dir, &name)?;
-            }
-            Ok(if result.passed { 0 } else { 1 })
+            Ok(if result.passed() { 0 } else { 1 })
         }
         Command::List(args) => {
             if args.json {

@@ -198,6 +198,15 @@ pub struct RunReport {
     pub collision_probability: Option<f64>,
     /// Whether symmetry reduction over agents was on.
     pub symmetry: bool,
+    /// Worker threads.
+    #[serde(default)]
+    pub threads: usize,
+    /// Whether exact (collision-free) mode was on.
+    #[serde(default)]
+    pub exact: bool,
+    /// Visited-set bytes per distinct state (fast engine).
+    #[serde(default)]
+    pub visited_bytes_per_state: Option<f64>,
     /// Exhaustive or stopped early.
     pub coverage: Coverage,
     /// One entry per property.
@@ -360,12 +369,16 @@ fn yes_no(b: bool) -> &'static str {
 /// `1234567` → `1,234,567`.
 fn group(n: u64) -> String {
     let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
+    let head = match digits.len() % 3 {
+        0 => 3,
+        r => r,
+    };
+    let (first, mut rest) = digits.split_at(head);
+    let mut out = first.to_string();
+    while !rest.is_empty() {
+        out.push(',');
+        out.push_str(&rest[..3]);
+        rest = &rest[3..];
     }
     out
 }
@@ -650,6 +663,9 @@ pub struct ManifestEntry {
     pub total: u64,
     /// Maximum depth.
     pub depth: usize,
+    /// Keys of the invariants violated (pinned too: a variant must keep breaking what it broke).
+    #[serde(default)]
+    pub violated: Vec<String>,
 }
 
 impl ManifestEntry {
@@ -663,6 +679,12 @@ impl ManifestEntry {
             unique: r.unique_states,
             total: r.total_states,
             depth: r.max_depth,
+            violated: r
+                .properties
+                .iter()
+                .filter(|p| p.verdict == Verdict::Violated)
+                .map(|p| p.key.clone())
+                .collect(),
         })
     }
 
@@ -848,5 +870,19 @@ impl Manifest {
             .chain(not_pinned)
             .chain(not_run)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(123_456), "123,456");
+        assert_eq!(group(1_234_567), "1,234,567");
     }
 }

@@ -2,7 +2,7 @@
 //! every variant of PROTOCOL.md §10 breaking what the table expects; both engines agree.
 
 use memtx_checker::engine::{run, Engine, RunOptions};
-use memtx_checker::reference::Manifest;
+use memtx_checker::report::Manifest;
 use memtx_model::config::VARIANTS;
 use memtx_model::presets::preset;
 use memtx_model::properties::PROPERTIES;
@@ -22,7 +22,7 @@ fn opts(engine: Engine, threads: usize) -> RunOptions {
 }
 
 fn manifest() -> Manifest {
-    Manifest::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/manifest.json"))
+    Manifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/manifest.json"))
         .expect("reports/manifest.json")
 }
 
@@ -49,7 +49,7 @@ fn quick_check_holds_everything_finds_every_example_and_matches_the_manifest() {
     }
     let pinned = manifest();
     let e = pinned
-        .get("quick", "memtx")
+        .get("quick", Variant::Memtx, false)
         .expect("manifest entry quick × memtx");
     assert_eq!(
         (out.unique, out.total, out.depth),
@@ -78,7 +78,7 @@ fn every_variant_breaks_what_the_spec_expects_with_pinned_counts() {
             violated
         );
         let e = pinned
-            .get("quick", v.name)
+            .get("quick", v.variant, false)
             .unwrap_or_else(|| panic!("manifest entry quick × {}", v.name));
         assert_eq!(
             (out.unique, out.total, out.depth),

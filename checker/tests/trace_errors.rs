@@ -112,9 +112,12 @@ fn invalid_config() {
     assert!(m.contains("agents"), "{m}");
 }
 
+/// One way to break a trace's JSON.
+type Mutation = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn malformed_fields_are_named() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(Mutation, &str)> = vec![
         (
             Box::new(|v| v["steps"][1]["action"] = json!({"op": "fly"})),
             "steps[1].action",

@@ -143,7 +143,10 @@ fn untyped_read_back_and_encoding() {
     assert_eq!(doc["states"][0]["txns"], serde_json::json!({"#map": []}));
 
     let text = serde_json::to_string_pretty(&doc).expect("JSON");
-    let itf: itf::Trace<itf::Value> = itf::trace_from_str(&text).expect("the itf crate reads it");
+    // The itf crate's ITF value parser. (`itf::trace_from_str::<itf::Value>` would re-decode each
+    // value into `itf::Value` and itf 0.4 cannot do that for an empty record, the unit value of
+    // `None` that Quint itself writes; typed decoding, as above, handles it.)
+    let itf: itf::Trace<itf::Value> = serde_json::from_str(&text).expect("the itf crate reads it");
     assert_eq!(itf.states.len(), 5);
     let itf::Value::Record(last) = &itf.states[4].value else {
         panic!("a state is a record");

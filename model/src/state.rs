@@ -111,14 +111,19 @@ pub struct State {
 }
 
 impl std::hash::Hash for State {
+    /// Hashes the canonical packed encoding ([`State::pack`]) in one `write`: equal states pack
+    /// to equal bytes, and one pass over ~100 bytes is several times cheaper than hashing every
+    /// field of every record separately (the explorer's hot path).
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        // Only the used prefix: unused slots are always default, so equal states hash equally.
-        let n = self.len as usize;
-        (self.clock, self.next_seq, self.len).hash(h);
-        self.records[..n].hash(h);
-        self.txns.hash(h);
-        self.log[..n].hash(h);
-        self.ghost.hash(h);
+        thread_local! {
+            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BUF.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf.clear();
+            self.pack(&mut buf);
+            h.write(&buf);
+        });
     }
 }
 

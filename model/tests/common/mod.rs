@@ -17,7 +17,7 @@ use memtx_model::display::op_line;
 use memtx_model::evidence::{Authority, Confidence};
 use memtx_model::gate::GateBlock;
 use memtx_model::machine::{step, MemTx};
-use memtx_model::ops::{Op, Refusal};
+use memtx_model::ops::{apply, Op, Refusal};
 use memtx_model::properties::PROPERTIES;
 use memtx_model::record::{Kind, Reason, RecordId, RecordSet, Scope, Validity, FOREVER};
 use memtx_model::state::State;
@@ -401,6 +401,21 @@ impl Scenario {
         self
     }
 
+    /// `step` refused `op` with `refusal`: applying it in place must not have changed anything
+    /// either (a disabled operation is not an action; a blocked call changes nothing).
+    fn assert_unchanged_by(&self, op: &Op, refusal: Refusal, ctx: &str) {
+        let mut in_place = self.state.clone();
+        assert_eq!(
+            apply(&self.model.cfg, &mut in_place, op),
+            Err(refusal),
+            "{ctx}"
+        );
+        assert!(
+            in_place == self.state,
+            "{ctx}: the refused operation changed the state"
+        );
+    }
+
     /// Applies `op`, which must be refused with exactly `expected`; asserts the state unchanged.
     pub fn refused(self, op: impl Into<Op>, expected: Refusal) -> Self {
         let op = op.into();
@@ -409,6 +424,7 @@ impl Scenario {
             Ok(next) => panic!("{ctx}: expected refusal {expected:?}, was accepted:\n{next:?}"),
             Err(refusal) => assert_eq!(refusal, expected, "{ctx}"),
         }
+        self.assert_unchanged_by(&op, expected, &ctx);
         self
     }
 
@@ -418,10 +434,13 @@ impl Scenario {
         let ctx = self.context(&op_line(&op));
         match step(&self.model.cfg, &self.state, &op) {
             Ok(next) => panic!("{ctx}: expected Disabled, was accepted:\n{next:?}"),
-            Err(refusal) => assert!(
-                matches!(refusal, Refusal::Disabled(_)),
-                "{ctx}: expected Disabled, got {refusal:?}"
-            ),
+            Err(refusal) => {
+                assert!(
+                    matches!(refusal, Refusal::Disabled(_)),
+                    "{ctx}: expected Disabled, got {refusal:?}"
+                );
+                self.assert_unchanged_by(&op, refusal, &ctx);
+            }
         }
         self
     }
