@@ -123,6 +123,10 @@ pub struct ReplayArgs {
     /// Replay the steps under another variant (e.g. the fixed protocol `memtx`).
     #[arg(long)]
     pub variant: Option<String>,
+    /// Insist that the trace was made with this preset's configuration (bounds and domain);
+    /// a trace from another configuration is refused (exit 2) instead of replayed.
+    #[arg(long)]
+    pub preset: Option<String>,
     /// Print one JSON object instead of the step-by-step text.
     #[arg(long)]
     pub json: bool,

@@ -19,6 +19,19 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
         }
         None => None,
     };
+    if let Some(name) = &args.preset {
+        let expected = setup::config(name, &Default::default(), trace.config.variant)
+            .map_err(|m| UserError::new(ErrorKind::Usage, m))?;
+        let mut recorded = trace.config.clone();
+        recorded.preset = expected.preset.clone();
+        trace.check_config(&expected).or_else(|e| {
+            if recorded == expected {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })?;
+    }
     let overridden = variant.is_some_and(|v| v != trace.config.variant);
     let report = replay(&trace, variant)?;
     let met = if overridden {

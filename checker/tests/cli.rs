@@ -1,0 +1,229 @@
+//! The `memtx` binary as a user meets it: exit codes, one-line errors for bad input (exit 2, no
+//! panic, nothing half-written), `--json` output, and the replay command a violation prints.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn memtx(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(args)
+        .current_dir(dir)
+        .env("CI", "true")
+        .output()
+        .expect("the memtx binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("memtx-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Exit code 2, exactly one line on stderr starting with `memtx:`, no panic, nothing on stdout.
+fn assert_user_error(out: &Output, mentions: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit code for bad input; stderr: {stderr}"
+    );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "one line on stderr, got: {stderr}"
+    );
+    assert!(stderr.starts_with("memtx:"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.to_lowercase().contains(&mentions.to_lowercase()),
+        "'{mentions}' not in: {stderr}"
+    );
+}
+
+fn sample_trace(dir: &Path) -> PathBuf {
+    let out = memtx(
+        &["check", "--variant", "no-cascade", "--property", "I2"],
+        dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    dir.join("traces/no-cascade-I2.trace.json")
+}
+
+#[test]
+fn quick_check_json_parses_with_a_verdict_per_property() {
+    let dir = scratch("json");
+    let out = memtx(&["check", "--json"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+    let props = v["properties"].as_array().unwrap();
+    assert_eq!(props.len(), 18);
+    assert!(props.iter().all(|p| p["verdict"].is_string()));
+    assert_eq!(v["coverage"]["status"], "exhaustive");
+    assert!(v["unique_states"].as_u64().unwrap() > 100_000);
+    assert_eq!(v["config"]["variant"], "memtx");
+}
+
+#[test]
+fn a_violation_prints_a_replay_command_that_reproduces_it() {
+    let dir = scratch("replay");
+    let out = memtx(&["check", "--variant", "no-cascade"], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("replay: memtx replay"))
+        .expect("a replay command");
+    let args: Vec<&str> = line
+        .trim_start()
+        .trim_start_matches("replay: memtx ")
+        .split_whitespace()
+        .collect();
+    let replayed = memtx(&args, &dir);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replayed.stdout)
+    );
+    assert!(String::from_utf8_lossy(&replayed.stdout).contains("FAILS: I2"));
+    // The same steps under the fixed protocol hold every invariant: exit 0, and says so.
+    let mut fixed = args.clone();
+    fixed.extend(["--variant", "memtx"]);
+    let out = memtx(&fixed, &dir);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("every invariant holds at every step"));
+}
+
+#[test]
+fn unknown_variant_property_preset_and_bad_bounds_are_one_line_errors() {
+    let dir = scratch("flags");
+    assert_user_error(
+        &memtx(&["check", "--variant", "no-such"], &dir),
+        "unknown variant",
+    );
+    assert_user_error(
+        &memtx(&["check", "--property", "I99"], &dir),
+        "unknown property",
+    );
+    assert_user_error(
+        &memtx(&["check", "--preset", "huge"], &dir),
+        "unknown preset",
+    );
+    assert_user_error(&memtx(&["check", "--records", "99"], &dir), "--records");
+    assert_user_error(&memtx(&["check", "--agents", "0"], &dir), "--agents");
+    assert_user_error(
+        &memtx(&["check", "--max-memory", "100000G"], &dir),
+        "more than this machine",
+    );
+    assert_user_error(
+        &memtx(&["check", "--max-memory", "lots"], &dir),
+        "not a size",
+    );
+    assert_user_error(
+        &memtx(&["check", "--engine", "stateright", "--symmetry"], &dir),
+        "fast engine",
+    );
+    assert_user_error(
+        &memtx(&["replay", "x.json", "--variant", "nope"], &dir),
+        "no such file",
+    );
+}
+
+#[test]
+fn an_unwritable_report_directory_is_refused_before_the_check_runs() {
+    let dir = scratch("report");
+    std::fs::write(dir.join("blocker"), "a file, not a directory").unwrap();
+    let out = memtx(&["check", "--report", "blocker/sub"], &dir);
+    assert_user_error(&out, "blocker");
+    assert!(out.stdout.is_empty(), "the check must not run");
+}
+
+#[test]
+fn bad_trace_files_are_one_line_errors() {
+    let dir = scratch("traces");
+    let good = sample_trace(&dir);
+    let text = std::fs::read_to_string(&good).unwrap();
+    let write = |name: &str, body: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p
+    };
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (write("notjson.json", "{ this is not json"), "json"),
+        (
+            write(
+                "version.json",
+                &text.replacen("\"version\": 1", "\"version\": 99", 1),
+            ),
+            "version",
+        ),
+        (
+            write(
+                "format.json",
+                &text.replacen("memtx-trace", "something-else", 1),
+            ),
+            "format",
+        ),
+        (
+            write(
+                "variant.json",
+                &text.replacen("\"variant\": \"no-cascade\"", "\"variant\": \"made-up\"", 1),
+            ),
+            "variant",
+        ),
+        (
+            write(
+                "config.json",
+                &text.replacen("\"records\": 3", "\"records\": 1", 1),
+            ),
+            "step",
+        ),
+        (dir.join("missing.trace.json"), "missing.trace.json"),
+    ];
+    for (path, mentions) in cases {
+        let out = memtx(&["replay", path.to_str().unwrap()], &dir);
+        assert_user_error(&out, mentions);
+    }
+    // A trace from another configuration than the one the user insists on.
+    let out = memtx(
+        &["replay", good.to_str().unwrap(), "--preset", "paper"],
+        &dir,
+    );
+    assert_user_error(&out, "different configuration");
+    let same = memtx(
+        &["replay", good.to_str().unwrap(), "--preset", "quick"],
+        &dir,
+    );
+    assert_eq!(same.status.code(), Some(0));
+    // A step that is not enabled: drop the first step (the Begin), so the Stage has no transaction.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["steps"].as_array_mut().unwrap().remove(0);
+    let n = v["steps"].as_array().unwrap().len();
+    v["expectation"]["step"] = n.into();
+    let p = write("notenabled.json", &v.to_string());
+    assert_user_error(&memtx(&["replay", p.to_str().unwrap()], &dir), "step 1");
+}
+
+#[test]
+fn list_names_every_property_variant_and_preset() {
+    let dir = scratch("list");
+    let out = memtx(&["list", "--json"], &dir);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["properties"].as_array().unwrap().len(), 18);
+    assert_eq!(v["variants"].as_array().unwrap().len(), 9);
+    let presets: Vec<&str> = v["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(presets, ["quick", "paper", "large", "full"]);
+}
