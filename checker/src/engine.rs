@@ -87,28 +87,9 @@ impl PackedState for State {
     }
 }
 
-/// The canonical representative of `s` under renaming of `N` agents: the least state over all
-/// permutations of agents `0..N` (agents are interchangeable: they all have the same permissions).
+/// `State::canonical` for `N` agents, as the plain `fn` the explorer takes.
 fn canonical<const N: usize>(s: &State) -> State {
-    let mut perm: Vec<u8> = (0..N as u8).collect();
-    let mut best = s.clone();
-    while next_permutation(&mut perm) {
-        let candidate = s.permute_agents(&perm);
-        if candidate < best {
-            best = candidate;
-        }
-    }
-    best
-}
-
-fn next_permutation(p: &mut [u8]) -> bool {
-    let Some(i) = p.windows(2).rposition(|w| w[0] < w[1]) else {
-        return false;
-    };
-    let j = p.iter().rposition(|&x| x > p[i]).unwrap_or(i);
-    p.swap(i, j);
-    p[i + 1..].reverse();
-    true
+    s.canonical(N)
 }
 
 /// The symmetry canonicalizer for a configuration with `agents` agents.

@@ -40,27 +40,8 @@ impl MemTx {
     /// The canonical representative of `state` under renaming of agents (symmetry reduction):
     /// the least state, in `State`'s total order, over every permutation of the agents.
     pub fn representative(&self, state: &State) -> State {
-        let n = self.cfg.bounds.agents as usize;
-        let mut perm: Vec<u8> = (0..n as u8).collect();
-        let mut best = state.clone();
-        while next_permutation(&mut perm) {
-            let candidate = state.permute_agents(&perm);
-            if candidate < best {
-                best = candidate;
-            }
-        }
-        best
+        state.canonical(self.cfg.bounds.agents as usize)
     }
-}
-
-fn next_permutation(p: &mut [u8]) -> bool {
-    let Some(i) = p.windows(2).rposition(|w| w[0] < w[1]) else {
-        return false;
-    };
-    let j = p.iter().rposition(|&x| x > p[i]).unwrap_or(i);
-    p.swap(i, j);
-    p[i + 1..].reverse();
-    true
 }
 
 /// One step: apply `op` to a copy of `pre` and let the ghost observer judge it.
