@@ -154,7 +154,7 @@ pub use report::{
     read_proc_status_bytes, reset_peak_rss, Discovery, ExploreError, ExploreReport, MemoryReport,
     Progress, PropertyReport, StopReason,
 };
-pub use visited::{fingerprint, fmix64, shard_of};
+pub use visited::{fingerprint, fingerprint_packed, fmix64, shard_of};
 
 use coordinator::{Coordinator, Limits};
 use path::Keyer;
@@ -222,7 +222,7 @@ where
         if M::State::unpack(&buffer).as_ref() != Some(&state) {
             return Err(ExploreError::PackRoundTrip);
         }
-        let fp = fingerprint(&state);
+        let fp = fingerprint_packed(&buffer);
         let shard = &mut shards[shard_of(fp, threads)];
         if shard.table.wants_growth(1) {
             shard.table.grow();

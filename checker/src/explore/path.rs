@@ -24,7 +24,7 @@
 
 use super::packed::PackedState;
 use super::report::ExploreError;
-use super::visited::{fingerprint, shard_of, VisitedTable, NO_PARENT};
+use super::visited::{fingerprint_packed, shard_of, VisitedTable, NO_PARENT};
 use super::{Canonicalizer, Trace};
 use stateright::Model;
 use std::hash::Hash;
@@ -47,12 +47,12 @@ where
     pub(crate) fn key_of(&mut self, state: &M::State) -> Option<u64> {
         let canonical = self.symmetry.map(|f| f(state));
         let state = canonical.as_ref().unwrap_or(state);
-        let fp = fingerprint(state);
+        self.buffer.clear();
+        state.pack(&mut self.buffer);
+        let fp = fingerprint_packed(&self.buffer);
         if !self.exact {
             return Some(fp);
         }
-        self.buffer.clear();
-        state.pack(&mut self.buffer);
         self.tables[shard_of(fp, self.tables.len())].key_of(fp, &self.buffer)
     }
 }

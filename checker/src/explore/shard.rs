@@ -7,7 +7,8 @@
 //! 1. expands its own frontier chunk by chunk: unpack the state into a reused value,
 //!    evaluate the properties that still lack a discovery, enumerate the actions into a
 //!    reused vector, and for each successor within the boundary canonicalize it (symmetry),
-//!    fingerprint it and pack it straight into the outgoing batch of the owning shard.
+//!    pack it once into a scratch buffer, fingerprint those bytes, and copy them into the
+//!    outgoing batch of the owning shard.
 //!    A self-loop, a successor equal to the state being expanded, is counted but skips the
 //!    lookup (in two-phase commit, re-receiving a message: over a third of all
 //!    successors);
@@ -33,7 +34,7 @@ use super::coordinator::Coordinator;
 use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD_HEADER};
 use super::packed::PackedState;
 use super::sync::{lock, Poisoned, Shared};
-use super::visited::{fingerprint, shard_of, Insert, VisitedTable};
+use super::visited::{fingerprint_packed, shard_of, Insert, VisitedTable};
 use super::Canonicalizer;
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
@@ -106,6 +107,8 @@ pub(crate) struct Worker<'a, M: Model> {
     outboxes: Vec<Vec<u8>>,
     pool: Vec<Vec<u8>>,
     actions: Vec<M::Action>,
+    /// Reused buffer: each successor is packed here once, fingerprinted, then copied to its batch.
+    scratch: Vec<u8>,
     state: Option<M::State>,
     discoveries: Vec<Option<u64>>,
     /// Peers that sent `Done` during the current level.
@@ -143,6 +146,7 @@ where
                 .collect(),
             pool: Vec::new(),
             actions: Vec::new(),
+            scratch: Vec::new(),
             state: None,
             discoveries: vec![None; properties],
             done: 0,
@@ -287,7 +291,9 @@ where
                 Some(canonical) => canonical(&next),
                 None => next,
             };
-            let fp = fingerprint(&next);
+            self.scratch.clear();
+            next.pack(&mut self.scratch);
+            let fp = fingerprint_packed(&self.scratch);
             // A self-loop (the successor is the state itself) needs no lookup: the state is
             // visited and belongs to the current level, so its parent link cannot change.
             // In fingerprint mode equal fingerprints are equal states; in exact mode the
@@ -298,7 +304,7 @@ where
             let owner = shard_of(fp, threads);
             let batch = &mut self.outboxes[owner];
             let mark = begin_record(batch, fp, key);
-            next.pack(batch);
+            batch.extend_from_slice(&self.scratch);
             if fp == key && batch[mark..] == *bytes {
                 batch.truncate(mark - RECORD_HEADER);
                 continue;

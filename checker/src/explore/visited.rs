@@ -84,6 +84,19 @@ pub fn fingerprint<T: Hash + ?Sized>(value: &T) -> u64 {
     nonzero(fmix64(hasher.finish()))
 }
 
+/// The fingerprint of a state from its packed bytes: `fmix64(FxHash(bytes))`, never 0.
+///
+/// The explorer fingerprints states this way: it packs each successor once anyway (for the
+/// frontier), and one pass over the bytes is cheaper than a field-by-field `Hash`. Equal states
+/// pack to equal bytes ([`crate::explore::PackedState`]'s contract), so equal states get equal
+/// fingerprints.
+#[inline]
+pub fn fingerprint_packed(bytes: &[u8]) -> u64 {
+    let mut hasher = FxHasher::default();
+    hasher.write(bytes);
+    nonzero(fmix64(hasher.finish()))
+}
+
 #[inline]
 fn nonzero(x: u64) -> u64 {
     if x == 0 {
