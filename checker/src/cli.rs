@@ -166,7 +166,7 @@ pub struct ReferenceArgs {
     /// Directory for the counterexample traces (the regression suite).
     #[arg(long, default_value = "regressions")]
     pub traces: PathBuf,
-    /// Also run the paper preset (about a minute).
+    /// Also run the whole matrix on the paper preset (a few minutes).
     #[arg(long)]
     pub paper: bool,
 }

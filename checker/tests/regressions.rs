@@ -12,6 +12,7 @@ fn every_regression_trace_replays_as_recorded_and_is_harmless_under_the_fixed_pr
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
+        .chain(std::fs::read_dir(dir.join("paper")).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.to_string_lossy().ends_with(".trace.json"))
         .collect();
