@@ -50,15 +50,22 @@ impl MemTx {
 /// I4 marked violated, so the checker reports it with a trace.
 pub fn step(cfg: &Config, pre: &State, op: &Op) -> Result<State, Refusal> {
     let mut post = pre.clone();
-    match apply(cfg, &mut post, op) {
+    step_into(cfg, pre, op, &mut post)?;
+    Ok(post)
+}
+
+/// [`step`] into `post`, which must start as a copy of `pre` (saves moving the state around on
+/// the explorer's hot path). On `Err` the operation is refused and `post` must be discarded.
+pub fn step_into(cfg: &Config, pre: &State, op: &Op, post: &mut State) -> Result<(), Refusal> {
+    match apply(cfg, post, op) {
         Ok(()) => {
-            observe_step(cfg, pre, op, &mut post);
-            Ok(post)
+            observe_step(cfg, pre, op, post);
+            Ok(())
         }
         Err(Refusal::Illegal(_)) => {
-            let mut flagged = pre.clone();
-            flagged.ghost.violate(4);
-            Ok(flagged)
+            post.clone_from(pre);
+            post.ghost.violate(4);
+            Ok(())
         }
         Err(refusal) => Err(refusal),
     }
@@ -286,7 +293,9 @@ impl Model for MemTx {
     }
 
     fn next_state(&self, state: &State, op: Op) -> Option<State> {
-        step(&self.cfg, state, &op).ok()
+        let mut post = state.clone();
+        step_into(&self.cfg, state, &op, &mut post).ok()?;
+        Some(post)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

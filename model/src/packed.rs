@@ -21,7 +21,8 @@ fn from_opt(b: u8) -> Option<u8> {
     (b != NONE).then_some(b)
 }
 
-/// Decodes an enum from its declaration index.
+/// Decodes an enum from its declaration index (encoding is `value as u8`; the tables below list
+/// every value in declaration order, which `tables_are_in_declaration_order` checks).
 fn pick<T: Copy>(all: &[T], b: u8) -> Option<T> {
     all.get(b as usize).copied()
 }
@@ -64,12 +65,6 @@ const REASONS: [Reason; 17] = [
     Reason::SupersededByReview,
 ];
 
-fn index<T: PartialEq>(all: &[T], v: &T) -> u8 {
-    all.iter()
-        .position(|x| x == v)
-        .expect("[memtx internal bug] enum value missing from its packing table") as u8
-}
-
 impl State {
     /// Appends the canonical encoding of this state to `out`.
     pub fn pack(&self, out: &mut Vec<u8>) {
@@ -77,23 +72,23 @@ impl State {
         out.extend_from_slice(&self.ghost.violated.to_le_bytes());
         for r in self.records() {
             out.extend_from_slice(&[
-                index(&KINDS, &r.kind),
+                r.kind as u8,
                 r.slot,
                 r.value,
                 r.source,
-                index(&CONFIDENCES, &r.confidence),
+                r.confidence as u8,
                 r.owner,
-                index(&SCOPES, &r.scope),
+                r.scope as u8,
             ]);
             out.extend_from_slice(&r.parents.0.to_le_bytes());
             out.extend_from_slice(&[
                 r.validity.from,
                 r.validity.until,
-                index(&Life::ALL, &r.life()),
-                opt(r.reason.map(|x| index(&REASONS, &x))),
+                r.life() as u8,
+                opt(r.reason.map(|x| x as u8)),
                 opt(r.writer),
                 opt(r.seq),
-                opt(r.effect.map(|e| index(&EFFECTS, &e))),
+                opt(r.effect.map(|e| e as u8)),
                 r.pending_revocation as u8,
             ]);
             out.extend_from_slice(&r.doubted_at_execution.0.to_le_bytes());
@@ -105,7 +100,7 @@ impl State {
             .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
         out.push(mask);
         for tx in self.txns().iter().flatten() {
-            out.extend_from_slice(&[index(&TIERS, &tx.tier), index(&ISOLATIONS, &tx.isolation)]);
+            out.extend_from_slice(&[tx.tier as u8, tx.isolation as u8]);
             out.extend_from_slice(&tx.snapshot.0.to_le_bytes());
             out.push(tx.snapshot_seq);
         }
@@ -198,6 +193,21 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_are_in_declaration_order() {
+        assert!(KINDS.iter().enumerate().all(|(i, v)| *v as usize == i));
+        assert!(SCOPES.iter().enumerate().all(|(i, v)| *v as usize == i));
+        assert!(CONFIDENCES
+            .iter()
+            .enumerate()
+            .all(|(i, v)| *v as usize == i));
+        assert!(EFFECTS.iter().enumerate().all(|(i, v)| *v as usize == i));
+        assert!(TIERS.iter().enumerate().all(|(i, v)| *v as usize == i));
+        assert!(ISOLATIONS.iter().enumerate().all(|(i, v)| *v as usize == i));
+        assert!(REASONS.iter().enumerate().all(|(i, v)| *v as usize == i));
+        assert!(Life::ALL.iter().enumerate().all(|(i, v)| *v as usize == i));
+    }
 
     #[test]
     fn truncated_or_extended_bytes_are_refused() {

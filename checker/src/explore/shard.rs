@@ -287,9 +287,15 @@ where
                 continue;
             }
             self.generated += 1;
-            let next = match self.cx.symmetry {
-                Some(canonical) => canonical(&next),
-                None => next,
+            // Borrow rather than move: a state can be hundreds of bytes, and this loop runs
+            // once per generated state.
+            let canonical;
+            let next: &M::State = match self.cx.symmetry {
+                Some(canonicalize) => {
+                    canonical = canonicalize(&next);
+                    &canonical
+                }
+                None => &next,
             };
             self.scratch.clear();
             next.pack(&mut self.scratch);
