@@ -123,7 +123,7 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
     }
     let mut sets = Vec::new();
     for agent in 0..b.agents {
-        let Some(tx) = state.txn(agent) else {
+        if state.txn(agent).is_none() {
             for &tier in &d.tiers {
                 if tier == Tier::ExternalAction {
                     out.push(Op::Begin {
@@ -142,7 +142,7 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
                 }
             }
             continue;
-        };
+        }
         let readable: RecordSet = state
             .ids()
             .filter(|&id| {
@@ -180,7 +180,6 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
                 }
             }
         }
-        let _ = tx;
     }
     for id in state.ids() {
         let r = state.record(id);
