@@ -14,6 +14,8 @@
 //! | [`bench`], [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
 
+#![deny(missing_docs)]
+
 pub mod bench;
 pub mod benching;
 pub mod check;

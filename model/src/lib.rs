@@ -26,6 +26,8 @@
 //! assert!(s.txn(0).is_some());
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod cascade;
 pub mod config;
 pub mod display;
