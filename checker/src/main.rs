@@ -7,7 +7,10 @@ use memtx_checker::{check, list};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     match run(cli.command, &command) {
         Ok(code) => ExitCode::from(code),
@@ -53,4 +56,24 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
         Command::Bench(args) => memtx_checker::benching::bench_command(&args),
         Command::Reference(args) => memtx_checker::reference::reference_command(&args),
     }
+}
+
+/// Help and version go to stdout as clap prints them; a usage mistake becomes one line on stderr
+/// (clap's own message is several lines) and exit code 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("invalid command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("memtx: {first} (see `memtx --help`)");
+    ExitCode::from(memtx_checker::error::USER_ERROR_EXIT_CODE as u8)
 }

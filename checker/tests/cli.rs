@@ -117,6 +117,9 @@ fn unknown_variant_property_preset_and_bad_bounds_are_one_line_errors() {
         "unknown preset",
     );
     assert_user_error(&memtx(&["check", "--records", "99"], &dir), "--records");
+    assert_user_error(&memtx(&["check", "--agents", "300"], &dir), "--agents");
+    assert_user_error(&memtx(&["check", "--no-such-flag"], &dir), "--no-such-flag");
+    assert_user_error(&memtx(&["frobnicate"], &dir), "frobnicate");
     assert_user_error(&memtx(&["check", "--agents", "0"], &dir), "--agents");
     assert_user_error(
         &memtx(&["check", "--max-memory", "100000G"], &dir),
