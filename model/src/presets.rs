@@ -17,53 +17,27 @@ fn sources(n: usize) -> Vec<Authority> {
     (0..n).map(default_authority).collect()
 }
 
+/// Bounds shared by the presets: 1 slot, 2 values, 3 sources (mid, mid, high).
+fn bounds(agents: u8, records: u8, ticks: u8) -> Bounds {
+    Bounds {
+        agents,
+        records,
+        ticks,
+        slots: 1,
+        values: 2,
+        sources: sources(3),
+    }
+}
+
 /// The configuration of preset `name` under `variant`, or `None` for an unknown name.
+///
+/// `quick`, `paper` and `large` share one domain and differ only in the number of agents.
 pub fn preset(name: &str, variant: Variant) -> Option<Config> {
     let (bounds, domain) = match name {
-        "quick" => (
-            Bounds {
-                agents: 1,
-                records: 3,
-                ticks: 0,
-                slots: 1,
-                values: 2,
-                sources: sources(3),
-            },
-            quick_domain(),
-        ),
-        "paper" => (
-            Bounds {
-                agents: 2,
-                records: 3,
-                ticks: 0,
-                slots: 1,
-                values: 2,
-                sources: sources(3),
-            },
-            quick_domain(),
-        ),
-        "large" => (
-            Bounds {
-                agents: 3,
-                records: 3,
-                ticks: 0,
-                slots: 1,
-                values: 2,
-                sources: sources(3),
-            },
-            quick_domain(),
-        ),
-        "full" => (
-            Bounds {
-                agents: 2,
-                records: 4,
-                ticks: 1,
-                slots: 1,
-                values: 2,
-                sources: sources(3),
-            },
-            full_domain(3),
-        ),
+        "quick" => (bounds(1, 3, 0), quick_domain()),
+        "paper" => (bounds(2, 3, 0), quick_domain()),
+        "large" => (bounds(3, 3, 0), quick_domain()),
+        "full" => (bounds(2, 4, 1), full_domain(3)),
         _ => return None,
     };
     Some(Config {
