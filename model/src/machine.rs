@@ -71,22 +71,19 @@ pub fn step_into(cfg: &Config, pre: &State, op: &Op, post: &mut State) -> Result
     }
 }
 
-/// Subsets of `of` with at most `k` elements (the empty set first), in increasing bit order.
-fn subsets(of: RecordSet, k: u8, min: u8, out: &mut Vec<RecordSet>) {
-    let ids: Vec<u8> = of.iter().collect();
-    let n = ids.len();
-    for mask in 0u32..(1 << n) {
-        let size = mask.count_ones() as u8;
-        if size < min || size > k {
-            continue;
-        }
-        out.push(
-            (0..n)
-                .filter(|i| mask & (1 << i) != 0)
-                .map(|i| ids[i])
-                .collect(),
-        );
-    }
+/// Subsets of `of` with `min..=k` elements, in increasing numeric order of their bit masks
+/// (the empty set first when `min` is 0). Enumerates sub-masks directly: no allocation.
+fn subsets(of: RecordSet, k: u8, min: u8) -> impl Iterator<Item = RecordSet> + Clone {
+    let all = of.0;
+    let mut next = Some(0u16);
+    std::iter::from_fn(move || {
+        let sub = next?;
+        // The next sub-mask of `all` in increasing order; none after `all` itself.
+        next = (sub != all).then(|| sub.wrapping_sub(all) & all);
+        Some(sub)
+    })
+    .filter(move |sub| (min as u32..=k as u32).contains(&sub.count_ones()))
+    .map(RecordSet)
 }
 
 /// The operations tried in `state`, in a fixed order. Some may still be refused by [`step`]
@@ -121,7 +118,6 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
             }
         }
     }
-    let mut sets = Vec::new();
     for agent in 0..b.agents {
         if state.txn(agent).is_none() {
             for &tier in &d.tiers {
@@ -151,7 +147,7 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
             })
             .collect();
         if free {
-            stage_ops(cfg, state, agent, readable, &mut sets, out);
+            stage_ops(cfg, state, agent, readable, out);
             for id in readable.iter() {
                 if state.record(id).life() == Life::Raw {
                     out.push(Op::Adopt { agent, record: id });
@@ -161,17 +157,15 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
         out.push(Op::Commit { agent });
         out.push(Op::Abort { agent });
         if free {
-            sets.clear();
             let in_force: RecordSet = readable
                 .iter()
                 .filter(|&id| state.record(id).life().is_committed())
                 .collect();
-            subsets(in_force, d.support, 0, &mut sets);
             for reversible in [true, false] {
                 if reversible && !d.reversible_calls {
                     continue;
                 }
-                for &support in &sets {
+                for support in subsets(in_force, d.support, 0) {
                     out.push(Op::CallTool {
                         agent,
                         reversible,
@@ -210,23 +204,14 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
     }
 }
 
-fn stage_ops(
-    cfg: &Config,
-    state: &State,
-    agent: u8,
-    readable: RecordSet,
-    sets: &mut Vec<RecordSet>,
-    out: &mut Vec<Op>,
-) {
+fn stage_ops(cfg: &Config, state: &State, agent: u8, readable: RecordSet, out: &mut Vec<Op>) {
     let d = &cfg.domain;
     let b = &cfg.bounds;
     let now = state.clock;
     for &kind in &d.stage_kinds {
-        sets.clear();
         if kind.is_view() {
-            subsets(readable, d.view_parents, 1, sets);
             for &scope in &d.view_scopes {
-                for &parents in sets.iter() {
+                for parents in subsets(readable, d.view_parents, 1) {
                     out.push(Op::Stage {
                         agent,
                         kind,
@@ -242,7 +227,7 @@ fn stage_ops(
             }
             continue;
         }
-        subsets(readable, d.belief_parents, 0, sets);
+        let sets = subsets(readable, d.belief_parents, 0);
         for slot in 0..b.slots {
             for value in 0..b.values {
                 for w in &d.writes {
@@ -258,7 +243,7 @@ fn stage_ops(
                                 until: FOREVER,
                             },
                         };
-                        for &parents in sets.iter() {
+                        for parents in sets.clone() {
                             let (source, confidence, scope) = (w.source, w.confidence, w.scope);
                             out.push(Op::Stage {
                                 agent,
@@ -279,6 +264,17 @@ fn stage_ops(
     }
 }
 
+impl MemTx {
+    /// [`Model::next_state`] into an existing state value: `out` becomes the successor of
+    /// `state` by `op` and the result is `true`, or the operation is refused and the result is
+    /// `false` (`out` is then unspecified). Explorers that reuse one successor value call this
+    /// instead of `next_state`, saving a whole-state copy per generated state.
+    pub fn next_state_into(&self, state: &State, op: Op, out: &mut State) -> bool {
+        out.clone_from(state);
+        step_into(&self.cfg, state, &op, out).is_ok()
+    }
+}
+
 impl Model for MemTx {
     type State = State;
     type Action = Op;
@@ -291,6 +287,7 @@ impl Model for MemTx {
         candidate_ops(&self.cfg, state, actions);
     }
 
+    #[inline]
     fn next_state(&self, state: &State, op: Op) -> Option<State> {
         let mut post = state.clone();
         step_into(&self.cfg, state, &op, &mut post).ok()?;

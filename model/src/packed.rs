@@ -65,33 +65,85 @@ const REASONS: [Reason; 17] = [
     Reason::SupersededByReview,
 ];
 
+/// Bytes per packed record.
+const RECORD_BYTES: usize = 19;
+/// Bytes per packed open transaction.
+const TXN_BYTES: usize = 5;
+/// Bytes of the header (`clock, next_seq, len, ghost`).
+const HEADER_BYTES: usize = 5;
+fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
+    let [p0, p1] = r.parents.0.to_le_bytes();
+    let [d0, d1] = r.doubted_at_execution.0.to_le_bytes();
+    [
+        r.kind as u8,
+        r.slot,
+        r.value,
+        r.source,
+        r.confidence as u8,
+        r.owner,
+        r.scope as u8,
+        p0,
+        p1,
+        r.validity.from,
+        r.validity.until,
+        r.life() as u8,
+        opt(r.reason.map(|x| x as u8)),
+        opt(r.writer),
+        opt(r.seq),
+        opt(r.effect.map(|e| e as u8)),
+        r.pending_revocation as u8,
+        d0,
+        d1,
+    ]
+}
+
+/// Decodes one record into `r`, field by field (no temporary record is built and copied);
+/// `None` if a byte is out of its field's range.
+fn unpack_record(b: &[u8; RECORD_BYTES], r: &mut Record) -> Option<()> {
+    r.kind = pick(&KINDS, b[0])?;
+    r.slot = b[1];
+    r.value = b[2];
+    r.source = b[3];
+    r.confidence = pick(&CONFIDENCES, b[4])?;
+    r.owner = b[5];
+    r.scope = pick(&SCOPES, b[6])?;
+    r.parents = RecordSet(u16::from_le_bytes([b[7], b[8]]));
+    r.validity = Validity {
+        from: b[9],
+        until: b[10],
+    };
+    r.life = pick(&Life::ALL, b[11])?;
+    r.reason = match from_opt(b[12]) {
+        Some(i) => Some(pick(&REASONS, i)?),
+        None => None,
+    };
+    r.writer = from_opt(b[13]);
+    r.seq = from_opt(b[14]);
+    r.effect = match from_opt(b[15]) {
+        Some(i) => Some(pick(&EFFECTS, i)?),
+        None => None,
+    };
+    r.pending_revocation = match b[16] {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    r.doubted_at_execution = RecordSet(u16::from_le_bytes([b[17], b[18]]));
+    Some(())
+}
+
 impl State {
     /// Appends the canonical encoding of this state to `out`.
+    ///
+    /// The explorers pack every generated successor, so this is one of the hottest functions
+    /// of a run: it reserves once and appends fixed-size pieces.
     pub fn pack(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&[self.clock, self.next_seq, self.len() as u8]);
-        out.extend_from_slice(&self.ghost.violated.to_le_bytes());
+        let open = self.txns().iter().flatten().count();
+        out.reserve(HEADER_BYTES + (RECORD_BYTES + 2) * self.len() + 1 + TXN_BYTES * open);
+        let [g0, g1] = self.ghost.violated.to_le_bytes();
+        out.extend_from_slice(&[self.clock, self.next_seq, self.len() as u8, g0, g1]);
         for r in self.records() {
-            out.extend_from_slice(&[
-                r.kind as u8,
-                r.slot,
-                r.value,
-                r.source,
-                r.confidence as u8,
-                r.owner,
-                r.scope as u8,
-            ]);
-            out.extend_from_slice(&r.parents.0.to_le_bytes());
-            out.extend_from_slice(&[
-                r.validity.from,
-                r.validity.until,
-                r.life() as u8,
-                opt(r.reason.map(|x| x as u8)),
-                opt(r.writer),
-                opt(r.seq),
-                opt(r.effect.map(|e| e as u8)),
-                r.pending_revocation as u8,
-            ]);
-            out.extend_from_slice(&r.doubted_at_execution.0.to_le_bytes());
+            out.extend_from_slice(&pack_record(r));
         }
         let mask = self
             .txns()
@@ -100,9 +152,8 @@ impl State {
             .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
         out.push(mask);
         for tx in self.txns().iter().flatten() {
-            out.extend_from_slice(&[tx.tier as u8, tx.isolation as u8]);
-            out.extend_from_slice(&tx.snapshot.0.to_le_bytes());
-            out.push(tx.snapshot_seq);
+            let [s0, s1] = tx.snapshot.0.to_le_bytes();
+            out.extend_from_slice(&[tx.tier as u8, tx.isolation as u8, s0, s1, tx.snapshot_seq]);
         }
         for id in self.ids() {
             let a = self.audit(id);
@@ -112,81 +163,59 @@ impl State {
 
     /// Decodes exactly the bytes [`State::pack`] wrote; `None` for anything else.
     pub fn unpack(bytes: &[u8]) -> Option<State> {
-        let mut it = bytes.iter().copied();
-        let mut next = || it.next();
         let mut s = State::initial();
-        s.clock = next()?;
-        s.next_seq = next()?;
-        let len = next()? as usize;
+        s.unpack_into(bytes).then_some(s)
+    }
+
+    /// [`State::unpack`] into an existing value, without moving a whole state around (the
+    /// explorer decodes every state it expands this way). Returns `false`, leaving `self`
+    /// unspecified, for bytes that are not an encoding.
+    pub fn unpack_into(&mut self, bytes: &[u8]) -> bool {
+        self.decode(bytes).is_some()
+    }
+
+    fn decode(&mut self, bytes: &[u8]) -> Option<()> {
+        let (header, mut rest) = bytes.split_first_chunk::<HEADER_BYTES>()?;
+        let [clock, next_seq, len, g0, g1] = *header;
+        let len = len as usize;
         if len > MAX_RECORDS {
             return None;
         }
-        s.ghost.violated = u16::from_le_bytes([next()?, next()?]);
+        self.reset();
+        self.clock = clock;
+        self.next_seq = next_seq;
+        self.ghost.violated = u16::from_le_bytes([g0, g1]);
         for _ in 0..len {
-            let mut r = Record {
-                kind: pick(&KINDS, next()?)?,
-                slot: next()?,
-                value: next()?,
-                source: next()?,
-                confidence: pick(&CONFIDENCES, next()?)?,
-                owner: next()?,
-                scope: pick(&SCOPES, next()?)?,
-                parents: RecordSet(u16::from_le_bytes([next()?, next()?])),
-                validity: Validity {
-                    from: next()?,
-                    until: next()?,
-                },
-                ..Record::default()
-            };
-            r.life = pick(&Life::ALL, next()?)?;
-            r.reason = match from_opt(next()?) {
-                Some(i) => Some(pick(&REASONS, i)?),
-                None => None,
-            };
-            r.writer = from_opt(next()?);
-            r.seq = from_opt(next()?);
-            r.effect = match from_opt(next()?) {
-                Some(i) => Some(pick(&EFFECTS, i)?),
-                None => None,
-            };
-            r.pending_revocation = match next()? {
-                0 => false,
-                1 => true,
-                _ => return None,
-            };
-            r.doubted_at_execution = RecordSet(u16::from_le_bytes([next()?, next()?]));
-            s.push_record(r);
+            let (record, tail) = rest.split_first_chunk::<RECORD_BYTES>()?;
+            unpack_record(record, self.push_default_record())?;
+            rest = tail;
         }
-        let mask = next()?;
+        let (&mask, mut rest) = rest.split_first()?;
         if mask >> MAX_AGENTS != 0 {
             return None;
         }
         for agent in 0..MAX_AGENTS as u8 {
-            if mask & (1 << agent) != 0 {
-                let tier = pick(&TIERS, next()?)?;
-                let isolation = pick(&ISOLATIONS, next()?)?;
-                let snapshot = RecordSet(u16::from_le_bytes([next()?, next()?]));
-                let snapshot_seq = next()?;
-                s.set_txn(
-                    agent,
-                    Some(Txn {
-                        tier,
-                        isolation,
-                        snapshot,
-                        snapshot_seq,
-                    }),
-                );
+            if mask & (1 << agent) == 0 {
+                continue;
             }
+            let (&[tier, isolation, s0, s1, snapshot_seq], tail) =
+                rest.split_first_chunk::<TXN_BYTES>()?;
+            rest = tail;
+            let txn = Txn {
+                tier: pick(&TIERS, tier)?,
+                isolation: pick(&ISOLATIONS, isolation)?,
+                snapshot: RecordSet(u16::from_le_bytes([s0, s1])),
+                snapshot_seq,
+            };
+            self.set_txn(agent, Some(txn));
         }
-        for id in 0..len as u8 {
-            let repairs = next()?;
-            let cause = from_opt(next()?);
-            *s.audit_mut(id) = AuditEntry::from_parts(repairs, cause);
-        }
-        if next().is_some() {
+        if rest.len() != 2 * len {
             return None;
         }
-        Some(s)
+        for (id, entry) in rest.chunks_exact(2).enumerate() {
+            *self.audit_mut(id as u8) = AuditEntry::from_parts(entry[0], from_opt(entry[1]));
+        }
+        Some(())
     }
 }
 

@@ -96,7 +96,10 @@ impl Ghost {
 }
 
 /// One protocol state.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+///
+/// Invariant: record and log slots past `len` hold their default values (records are only
+/// ever appended), which lets [`Clone::clone_from`] and decoding touch the used prefix only.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
 pub struct State {
     /// Logical clock.
     pub clock: u8,
@@ -108,6 +111,32 @@ pub struct State {
     log: [AuditEntry; MAX_RECORDS],
     /// History (ghost) variables.
     pub ghost: Ghost,
+}
+
+impl Clone for State {
+    fn clone(&self) -> Self {
+        State {
+            records: self.records,
+            txns: self.txns,
+            log: self.log,
+            ..*self
+        }
+    }
+
+    /// Copies the fields and only the record and log slots used by either state: the slots
+    /// past both lengths are at their default values in both (the type's invariant). The
+    /// explorer's in-place successor ([`crate::MemTx::next_state_into`]) copies a state this
+    /// way once per generated state.
+    fn clone_from(&mut self, source: &Self) {
+        let used = self.len.max(source.len) as usize;
+        self.records[..used].copy_from_slice(&source.records[..used]);
+        self.log[..used].copy_from_slice(&source.log[..used]);
+        self.txns = source.txns;
+        self.clock = source.clock;
+        self.next_seq = source.next_seq;
+        self.len = source.len;
+        self.ghost = source.ghost;
+    }
 }
 
 impl std::hash::Hash for State {
@@ -145,6 +174,19 @@ impl State {
     /// The initial state: no records, no transactions, clock 0.
     pub fn initial() -> Self {
         State::default()
+    }
+    /// Returns to [`State::initial`], touching only the record slots in use (slots past
+    /// `len` are always at their default value). Decoding reuses state values this way.
+    pub(crate) fn reset(&mut self) {
+        let used = self.len as usize;
+        self.records[..used].fill(Record::default());
+        self.log[..used].fill(AuditEntry::default());
+        self.txns = [None; MAX_AGENTS];
+        self.clock = 0;
+        self.next_seq = 0;
+        self.len = 0;
+        self.ghost = Ghost::default();
+        debug_assert!(*self == State::initial());
     }
     /// Number of records allocated.
     pub fn len(&self) -> usize {
@@ -192,6 +234,12 @@ impl State {
         self.records[id as usize] = record;
         self.len += 1;
         id
+    }
+    /// Allocates the next record id at the default record and returns it to be filled in
+    /// (decoding only).
+    pub(crate) fn push_default_record(&mut self) -> &mut Record {
+        let id = self.push_record(Record::default());
+        &mut self.records[id as usize]
     }
     /// Moves record `id` to `to`, refusing any move outside PROTOCOL.md §3's table.
     ///

@@ -438,3 +438,59 @@ fn random_sequences_reach_every_example() {
         .collect();
     assert!(missing.is_empty(), "never reached: {missing:?}");
 }
+
+proptest! {
+    #![proptest_config(proptest_config(48))]
+
+    /// The explorer's in-place paths (`MemTx::next_state_into`, `State::clone_from`,
+    /// `State::unpack_into`) give exactly the values of their by-value counterparts, whatever
+    /// the reused value held before: the walk's states are overwritten by longer and shorter
+    /// ones, which is what the prefix-only copies must get right.
+    #[test]
+    fn in_place_steps_and_decoding_agree_with_fresh_values(
+        walk in prop::collection::vec((any::<u8>(), any::<u16>()), 1..40),
+    ) {
+        let cfg = cfg();
+        let model = MemTx::new(cfg.clone());
+        let mut states = vec![State::initial()];
+        let mut ops = Vec::new();
+        for &(kind, index) in &walk {
+            let state = states[states.len() - 1].clone();
+            ops.clear();
+            candidate_ops(&cfg, &state, &mut ops);
+            let Some(op) = pick(&ops, kind, index) else { break };
+            if let Ok(next) = step(&cfg, &state, &op) {
+                states.push(next);
+            }
+        }
+        let mut reused = states[states.len() - 1].clone();
+        let mut bytes = Vec::new();
+        let mut compared = 0usize;
+        for (i, state) in states.iter().enumerate() {
+            let mut copy = states[states.len() - 1 - i].clone();
+            copy.clone_from(state);
+            prop_assert_eq!(&copy, state);
+            bytes.clear();
+            state.pack(&mut bytes);
+            prop_assert!(reused.unpack_into(&bytes));
+            prop_assert_eq!(&reused, state);
+            ops.clear();
+            candidate_ops(&cfg, state, &mut ops);
+            for op in ops.iter().step_by((ops.len() / 8).max(1)) {
+                let fresh = model.next_state(state, op.clone());
+                let stepped = model.next_state_into(state, op.clone(), &mut reused);
+                prop_assert_eq!(fresh.is_some(), stepped, "{:?}", op);
+                match fresh {
+                    Some(fresh) => {
+                        prop_assert_eq!(&fresh, &reused, "{:?}", op);
+                        compared += 1;
+                    }
+                    // After a refusal the reused value is unspecified: refill it with another
+                    // state of the walk.
+                    None => reused = states[i / 2].clone(),
+                }
+            }
+        }
+        prop_assert!(compared > 0);
+    }
+}
