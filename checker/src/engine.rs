@@ -85,6 +85,9 @@ impl PackedState for State {
     fn unpack(bytes: &[u8]) -> Option<Self> {
         State::unpack(bytes)
     }
+    fn unpack_into(&mut self, bytes: &[u8]) -> bool {
+        State::unpack_into(self, bytes)
+    }
 }
 
 /// `State::canonical` for `N` agents, as the plain `fn` the explorer takes.
@@ -121,7 +124,8 @@ fn run_fast(
 ) -> Result<RunOutcome, String> {
     let mut o: ExploreOptions<'_, MemTx> = ExploreOptions::new()
         .threads(opts.threads)
-        .exact(opts.exact);
+        .exact(opts.exact)
+        .next_state_into(MemTx::next_state_into);
     if opts.symmetry {
         o = o.symmetry(canonicalizer(model.cfg.bounds.agents));
     }

@@ -64,6 +64,9 @@
 //! expanded; successors are packed straight into outgoing batches and copied, still packed,
 //! into the next frontier. The hot path performs no per-state heap allocation of its own
 //! (only what the model's `actions`, `next_state` and symmetry functions allocate).
+//! A model whose states are large inline values can also hand the explorer an in-place
+//! successor function ([`ExploreOptions::next_state_into`]); each worker then keeps one
+//! successor value and lets the model overwrite it instead of returning a new one.
 //!
 //! # Visited set: fingerprints, fmix and parent links
 //!
@@ -147,7 +150,7 @@ mod shard;
 mod sync;
 mod visited;
 
-pub use options::{Canonicalizer, ExploreOptions, Trace};
+pub use options::{Canonicalizer, ExploreOptions, NextStateInto, Trace};
 pub use packed::PackedState;
 pub use path::check_path;
 pub use report::{
@@ -264,8 +267,7 @@ where
         shards = run_workers(
             model,
             &properties,
-            options.symmetry,
-            options.exact,
+            options,
             &shared,
             shards,
             &mut coordinator,
@@ -342,23 +344,23 @@ where
 fn run_workers<M>(
     model: &M,
     properties: &[stateright::Property<M>],
-    symmetry: Option<Canonicalizer<M>>,
-    exact: bool,
+    options: &ExploreOptions<'_, M>,
     shared: &Shared,
     shards: Vec<Shard>,
     coordinator: &mut Coordinator<'_>,
 ) -> Vec<Shard>
 where
     M: Model + Sync,
-    M::State: Hash + PackedState,
+    M::State: Hash + Clone + PackedState,
 {
     let threads = shards.len();
     let (senders, inboxes): (Vec<_>, Vec<_>) = (0..threads).map(|_| mpsc::channel::<Msg>()).unzip();
     let context = || Context {
         model,
         properties,
-        symmetry,
-        exact,
+        symmetry: options.symmetry,
+        next_state_into: options.next_state_into,
+        exact: options.exact,
         shared,
     };
     let guarded = |body: &mut dyn FnMut() -> Result<Shard, Poisoned>| -> WorkerResult {

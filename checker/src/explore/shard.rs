@@ -35,7 +35,7 @@ use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD
 use super::packed::PackedState;
 use super::sync::{lock, Poisoned, Shared};
 use super::visited::{fingerprint_packed, shard_of, Insert, VisitedTable};
-use super::Canonicalizer;
+use super::{Canonicalizer, NextStateInto};
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
 use std::sync::atomic::Ordering;
@@ -93,6 +93,7 @@ pub(crate) struct Context<'a, M: Model> {
     pub(crate) model: &'a M,
     pub(crate) properties: &'a [Property<M>],
     pub(crate) symmetry: Option<Canonicalizer<M>>,
+    pub(crate) next_state_into: Option<NextStateInto<M>>,
     pub(crate) exact: bool,
     pub(crate) shared: &'a Shared,
 }
@@ -110,6 +111,8 @@ pub(crate) struct Worker<'a, M: Model> {
     /// Reused buffer: each successor is packed here once, fingerprinted, then copied to its batch.
     scratch: Vec<u8>,
     state: Option<M::State>,
+    /// The successor value reused by [`Context::next_state_into`].
+    successor: Option<M::State>,
     discoveries: Vec<Option<u64>>,
     /// Peers that sent `Done` during the current level.
     done: usize,
@@ -124,7 +127,7 @@ pub(crate) struct Worker<'a, M: Model> {
 impl<'a, M> Worker<'a, M>
 where
     M: Model,
-    M::State: Hash + PackedState,
+    M::State: Hash + Clone + PackedState,
 {
     pub(crate) fn new(
         id: usize,
@@ -148,6 +151,7 @@ where
             actions: Vec::new(),
             scratch: Vec::new(),
             state: None,
+            successor: None,
             discoveries: vec![None; properties],
             done: 0,
             batch_bytes: batch_bytes(threads),
@@ -279,11 +283,26 @@ where
         let threads = self.cx.shared.threads;
         let mut actions = std::mem::take(&mut self.actions);
         model.actions(state, &mut actions);
+        let mut successor = self.successor.take();
         for action in actions.drain(..) {
-            let Some(next) = model.next_state(state, action) else {
-                continue;
+            let owned;
+            let next: &M::State = match self.cx.next_state_into {
+                Some(step) => {
+                    let out = successor.get_or_insert_with(|| state.clone());
+                    if !step(model, state, action, out) {
+                        continue;
+                    }
+                    out
+                }
+                None => match model.next_state(state, action) {
+                    Some(next) => {
+                        owned = next;
+                        &owned
+                    }
+                    None => continue,
+                },
             };
-            if !model.within_boundary(&next) {
+            if !model.within_boundary(next) {
                 continue;
             }
             self.generated += 1;
@@ -292,10 +311,10 @@ where
             let canonical;
             let next: &M::State = match self.cx.symmetry {
                 Some(canonicalize) => {
-                    canonical = canonicalize(&next);
+                    canonical = canonicalize(next);
                     &canonical
                 }
-                None => &next,
+                None => next,
             };
             self.scratch.clear();
             next.pack(&mut self.scratch);
@@ -321,6 +340,7 @@ where
             }
         }
         self.actions = actions;
+        self.successor = successor;
         self.state = slot;
     }
 
