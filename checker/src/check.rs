@@ -36,10 +36,15 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
         Some(s) => Some(setup::memory(s).map_err(|m| UserError::new(ErrorKind::Usage, m))?),
         None => None,
     };
+    // A preset's default reduction applies to the fast engine only (stateright's BFS has none).
+    let symmetry = args.symmetry
+        || (engine == Engine::Fast
+            && !args.no_symmetry
+            && memtx_model::presets::symmetric_by_default(&args.preset));
     Ok(RunOptions {
         engine,
         threads: args.threads,
-        symmetry: args.symmetry,
+        symmetry,
         exact: args.exact,
         max_memory,
         max_states: args.max_states,

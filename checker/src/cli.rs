@@ -80,9 +80,13 @@ pub struct CheckArgs {
     /// Explorer.
     #[arg(long, value_enum, default_value = "fast")]
     pub engine: EngineArg,
-    /// Symmetry reduction: agents are interchangeable (fast engine).
-    #[arg(long)]
+    /// Symmetry reduction: agents are interchangeable (fast engine). On by default for the
+    /// `large` preset.
+    #[arg(long, overrides_with = "no_symmetry")]
     pub symmetry: bool,
+    /// No symmetry reduction, even where the preset turns it on (`large`).
+    #[arg(long, overrides_with = "symmetry")]
+    pub no_symmetry: bool,
     /// Exact mode: store whole packed states, no fingerprint-collision risk (fast engine).
     #[arg(long)]
     pub exact: bool,

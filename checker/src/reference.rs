@@ -24,6 +24,7 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
         threads: 2,
         engine: EngineArg::Fast,
         symmetry: false,
+        no_symmetry: false,
         exact: false,
         max_memory: None,
         max_states: None,

@@ -71,6 +71,39 @@ fn quick_check_json_parses_with_a_verdict_per_property() {
 }
 
 #[test]
+fn large_reduces_by_symmetry_unless_told_not_to() {
+    let dir = scratch("symmetry");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--preset",
+            "large",
+            "--max-states",
+            "2000",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = memtx(&args, &dir);
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
+        (
+            v["symmetry"].as_bool().unwrap(),
+            v["states_per_depth"].clone(),
+        )
+    };
+    let (default, reduced) = run(&[]);
+    let (off, unreduced) = run(&["--no-symmetry"]);
+    let (on, _) = run(&["--no-symmetry", "--symmetry"]);
+    assert!(default && on && !off);
+    // Same depths, fewer states per depth once two agents can be swapped.
+    assert_ne!(reduced, unreduced);
+    // Other presets stay unreduced unless asked.
+    let out = memtx(&["check", "--max-states", "1000", "--json"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["symmetry"], false);
+}
+
+#[test]
 fn a_violation_prints_a_replay_command_that_reproduces_it() {
     let dir = scratch("replay");
     let out = memtx(&["check", "--variant", "no-cascade"], &dir);
