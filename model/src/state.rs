@@ -275,9 +275,17 @@ impl State {
     }
     /// Records staged by `agent`'s open transaction (writer = agent), ascending.
     pub fn staged_by(&self, agent: u8) -> RecordSet {
-        self.ids()
-            .filter(|&id| self.record(id).writer == Some(agent))
-            .collect()
+        self.ids_where(|r| r.writer == Some(agent))
+    }
+    /// Ids of the allocated records that satisfy `keep`.
+    pub fn ids_where(&self, keep: impl Fn(&Record) -> bool) -> RecordSet {
+        let mut set = RecordSet::EMPTY;
+        for (id, r) in self.records().iter().enumerate() {
+            if keep(r) {
+                set.insert(id as RecordId);
+            }
+        }
+        set
     }
     /// Transitive ancestors of `id` (not including `id`).
     pub fn ancestors(&self, id: RecordId) -> RecordSet {

@@ -66,10 +66,7 @@ pub fn permitted(agent: u8, record: &Record) -> bool {
 
 /// The snapshot a transaction at `isolation` captures now: every record the level reads.
 pub fn capture_snapshot(state: &State, isolation: Isolation) -> RecordSet {
-    state
-        .ids()
-        .filter(|&id| isolation.reads(state.record(id).life()))
-        .collect()
+    state.ids_where(|r| isolation.reads(r.life()))
 }
 
 /// Is `id` part of what `agent`'s transaction reads as its snapshot?
