@@ -158,7 +158,8 @@ pub use visited::{fingerprint, fingerprint_packed, fmix64, shard_of};
 
 use coordinator::{Coordinator, Limits};
 use path::Keyer;
-use shard::{Context, Msg, Shard, Worker};
+use path::{ParentLog, NO_PARENT_REF};
+use shard::{Context, Insert, Msg, Shard, Worker};
 use stateright::{Expectation, Model};
 use std::any::Any;
 use std::fmt::Debug;
@@ -167,7 +168,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::Instant;
 use sync::{Poisoned, Shared};
-use visited::{Insert, NO_PARENT};
+use visited::{VisitedTable, NO_PARENT};
 
 /// What a worker thread hands back: its shard, or why it has none.
 type WorkerResult = Result<Result<Shard, Poisoned>, Box<dyn Any + Send>>;
@@ -224,17 +225,18 @@ where
         }
         let fp = fingerprint_packed(&buffer);
         let shard = &mut shards[shard_of(fp, threads)];
-        if shard.table.wants_growth(1) {
-            shard.table.grow();
+        while shard.needs_growth() {
+            shard.grow();
         }
-        if let Insert::New(key) = shard.table.insert(fp, NO_PARENT, &buffer) {
-            shard.current.push(key, &buffer);
+        if shard.insert(fp, NO_PARENT, NO_PARENT_REF, &buffer) == Insert::Full {
+            panic!("[memtx internal bug] no room for an initial state in a growable table");
         }
     }
     for shard in &mut shards {
-        shard.table.clear_fresh();
+        shard.end_level();
+        std::mem::swap(&mut shard.current, &mut shard.next);
     }
-    let init_distinct: u64 = shards.iter().map(|s| s.table.len() as u64).sum();
+    let init_distinct: u64 = shards.iter().map(Shard::len).sum();
 
     let limits = Limits {
         finish_when_all_discovered: options.finish_when_all_discovered,
@@ -272,15 +274,23 @@ where
         );
     }
 
-    let unique_states: u64 = shards.iter().map(|s| s.table.len() as u64).sum();
+    let unique_states: u64 = shards.iter().map(Shard::len).sum();
     let counted = init_distinct + shared.sum(|c| &c.new);
     assert_eq!(
         unique_states, counted,
-        "[memtx internal bug] visited tables hold {unique_states} states, counters say {counted}"
+        "[memtx internal bug] parent logs hold {unique_states} states, counters say {counted}"
     );
+    for shard in &shards {
+        assert_eq!(
+            shard.table.len() as u64,
+            shard.len(),
+            "[memtx internal bug] a visited table and its parent log disagree"
+        );
+    }
     let total_states = init_generated + shared.sum(|c| &c.generated);
 
-    let tables: Vec<_> = shards.iter().map(|s| &s.table).collect();
+    let tables: Vec<&VisitedTable> = shards.iter().map(|s| &s.table).collect();
+    let logs: Vec<&ParentLog> = shards.iter().map(|s| &s.log).collect();
     let mut keyer = Keyer::<M> {
         symmetry: options.symmetry,
         tables: &tables,
@@ -291,7 +301,7 @@ where
     for (property, found) in properties.iter().zip(&coordinator.discoveries) {
         let discovery = match *found {
             Some((key, steps)) => Some(Discovery {
-                path: path::rebuild(model, &mut keyer, property.name, key, steps)?,
+                path: path::rebuild(model, &mut keyer, &logs, property.name, key, steps)?,
                 fingerprint: key,
             }),
             None => None,
@@ -304,8 +314,20 @@ where
     }
 
     let visited_bytes: u64 = shards.iter().map(|s| s.table.bytes()).sum();
+    let parent_log_bytes: u64 = shards.iter().map(|s| s.log.bytes()).sum();
+    let level_scratch_bytes: u64 = shards
+        .iter()
+        .map(|s| s.fresh.bytes() + s.log.staging_bytes())
+        .sum();
     let held: u64 = shards.iter().map(Shard::bytes).sum();
     let n = unique_states as f64;
+    let per_state = |bytes: u64| {
+        if unique_states > 0 {
+            bytes as f64 / n
+        } else {
+            0.0
+        }
+    };
     Ok(ExploreReport {
         unique_states,
         total_states,
@@ -318,18 +340,18 @@ where
             peak_rss_bytes: read_proc_status_bytes("VmHWM"),
             peak_estimate_bytes: coordinator.peak_memory.max(held),
             visited_bytes,
-            visited_bytes_per_state: if unique_states > 0 {
-                visited_bytes as f64 / n
-            } else {
-                0.0
-            },
+            visited_bytes_per_state: per_state(visited_bytes),
+            parent_log_bytes,
+            parent_log_bytes_per_state: per_state(parent_log_bytes),
+            stored_bytes_per_state: per_state(visited_bytes + parent_log_bytes),
+            level_scratch_bytes,
         },
         collision_probability: if options.exact {
             0.0
         } else {
             n * (total_states.saturating_sub(unique_states)) as f64 / 2f64.powi(64)
         },
-        fingerprint_collisions: shards.iter().map(|s| s.table.collisions()).sum(),
+        fingerprint_collisions: shards.iter().map(Shard::collisions).sum(),
         dropped_states: shared.sum(|c| &c.dropped),
         threads,
         exact: options.exact,

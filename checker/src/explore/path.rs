@@ -24,10 +24,164 @@
 
 use super::packed::PackedState;
 use super::report::ExploreError;
-use super::visited::{fingerprint_packed, shard_of, VisitedTable, NO_PARENT};
+use super::visited::{fingerprint_packed, shard_of, VisitedTable};
 use super::{Canonicalizer, Trace};
 use stateright::Model;
 use std::hash::Hash;
+
+/// Parent reference of an initial state.
+pub(crate) const NO_PARENT_REF: u32 = u32::MAX;
+
+/// The parent reference of the state at `index` in shard `shard`'s part of its level:
+/// `index · shards + shard`, which names the shard and the position without knowing the
+/// sizes of the other shards' parts.
+///
+/// # Panics
+///
+/// If the reference does not fit in 32 bits (a level of about 2^32 states).
+#[inline]
+pub(crate) fn parent_ref(index: usize, shard: usize, shards: usize) -> u32 {
+    index
+        .checked_mul(shards)
+        .and_then(|r| r.checked_add(shard))
+        .and_then(|r| u32::try_from(r).ok())
+        .filter(|&r| r != NO_PARENT_REF)
+        .unwrap_or_else(|| {
+            panic!(
+                "[memtx internal bug] parent reference overflow: a BFS level of about 2^32 \
+                 states is beyond this engine's 32-bit parent references"
+            )
+        })
+}
+
+/// One closed level of one shard: its keys in discovery order and each one's parent
+/// reference. Boxed slices, so the level takes exactly 12 bytes per state.
+struct Level {
+    keys: Box<[u64]>,
+    parents: Box<[u32]>,
+}
+
+/// One shard's parent log: for every level, the keys of the shard's states of that level
+/// and a 32-bit reference to each one's parent; see the [module documentation](self).
+///
+/// The level being explored is *open*: its entries accumulate in two reused vectors and
+/// are copied into exact-size arrays when the level is closed.
+#[derive(Default)]
+pub(crate) struct ParentLog {
+    levels: Vec<Level>,
+    open_keys: Vec<u64>,
+    open_parents: Vec<u32>,
+    closed: u64,
+}
+
+impl ParentLog {
+    /// Appends a state to the open level; returns its index in the level.
+    #[inline]
+    pub(crate) fn push(&mut self, key: u64, parent: u32) -> u32 {
+        let index = self.open_keys.len();
+        self.open_keys.push(key);
+        self.open_parents.push(parent);
+        // The frontier index of a state is also bounded by `parent_ref`; this cannot fail
+        // first.
+        u32::try_from(index).unwrap_or(u32::MAX)
+    }
+
+    /// Replaces the parent reference of the open level's `index`-th state.
+    #[inline]
+    pub(crate) fn set_parent(&mut self, index: u32, parent: u32) {
+        self.open_parents[index as usize] = parent;
+    }
+
+    /// Number of states in the open level.
+    pub(crate) fn open_len(&self) -> usize {
+        self.open_keys.len()
+    }
+
+    /// Closes the open level (possibly empty).
+    pub(crate) fn close_level(&mut self) {
+        self.closed += self.open_keys.len() as u64;
+        self.levels.push(Level {
+            keys: self.open_keys.as_slice().into(),
+            parents: self.open_parents.as_slice().into(),
+        });
+        self.open_keys.clear();
+        self.open_parents.clear();
+    }
+
+    /// Number of states in the closed levels.
+    pub(crate) fn len(&self) -> u64 {
+        self.closed
+    }
+
+    /// The key of the `index`-th state of the last closed level (the level being expanded).
+    #[inline]
+    pub(crate) fn last_key(&self, index: usize) -> u64 {
+        match self.levels.last() {
+            Some(level) => level.keys[index],
+            None => panic!("[memtx internal bug] expanding a level that was never closed"),
+        }
+    }
+
+    /// The key and parent reference of the `index`-th state of level `level`.
+    fn entry(&self, level: usize, index: usize) -> Option<(u64, u32)> {
+        let level = self.levels.get(level)?;
+        Some((*level.keys.get(index)?, level.parents[index]))
+    }
+
+    /// The index of `key` in level `level` (a scan: this runs once per discovery).
+    fn find(&self, level: usize, key: u64) -> Option<usize> {
+        self.levels.get(level)?.keys.iter().position(|&k| k == key)
+    }
+
+    /// Bytes held by the closed levels (exactly 12 per state, plus a few per level).
+    pub(crate) fn bytes(&self) -> u64 {
+        let per_level = std::mem::size_of::<Level>();
+        self.levels
+            .iter()
+            .map(|l| (l.keys.len() * 8 + l.parents.len() * 4 + per_level) as u64)
+            .sum::<u64>()
+            + (self.levels.capacity() - self.levels.len()) as u64 * per_level as u64
+    }
+
+    /// Bytes held by the open level's reused vectors (working memory).
+    pub(crate) fn staging_bytes(&self) -> u64 {
+        (self.open_keys.capacity() * 8 + self.open_parents.capacity() * 4) as u64
+    }
+}
+
+/// The chain of keys from an initial state to the state `key` of level `level`, read from
+/// the shards' parent logs; see the [module documentation](self).
+pub(crate) fn key_chain(logs: &[&ParentLog], key: u64, level: usize) -> Vec<u64> {
+    let shards = logs.len();
+    let mut shard = shard_of(key, shards);
+    let mut index = logs[shard]
+        .find(level, key)
+        .unwrap_or_else(|| panic!("[memtx internal bug] key {key:#x} missing from level {level}"));
+    let mut chain = Vec::with_capacity(level + 1);
+    let mut level = level;
+    loop {
+        let Some((key, parent)) = logs[shard].entry(level, index) else {
+            panic!("[memtx internal bug] parent reference to a missing entry of level {level}");
+        };
+        chain.push(key);
+        if level == 0 {
+            assert_eq!(
+                parent, NO_PARENT_REF,
+                "[memtx internal bug] an initial state with a parent"
+            );
+            break;
+        }
+        assert_ne!(
+            parent, NO_PARENT_REF,
+            "[memtx internal bug] a state of level {level} without a parent"
+        );
+        shard = parent as usize % shards;
+        index = parent as usize / shards;
+        level -= 1;
+    }
+    chain.reverse();
+    chain
+}
 
 /// Computes visited-set keys of arbitrary states.
 pub(crate) struct Keyer<'a, M: Model> {
@@ -57,11 +211,12 @@ where
     }
 }
 
-/// Rebuilds the path to the state stored under `key`, `steps` actions from an initial
-/// state; see the [module documentation](self).
+/// Rebuilds the path to the state stored under `key` in level `steps` (that many actions
+/// from an initial state); see the [module documentation](self).
 pub(crate) fn rebuild<M>(
     model: &M,
     keyer: &mut Keyer<'_, M>,
+    logs: &[&ParentLog],
     property: &'static str,
     key: u64,
     steps: usize,
@@ -71,29 +226,7 @@ where
     M::State: Hash + PackedState,
     M::Action: Clone,
 {
-    let tables = keyer.tables;
-    let mut chain = vec![key];
-    let mut at = key;
-    loop {
-        let parent = tables[shard_of(at, tables.len())]
-            .parent_of(at)
-            .unwrap_or_else(|| panic!("[memtx internal bug] key {at:#x} missing from its shard"));
-        if parent == NO_PARENT {
-            break;
-        }
-        chain.push(parent);
-        at = parent;
-        assert!(
-            chain.len() <= steps + 1,
-            "[memtx internal bug] parent chain longer than the discovery depth {steps}"
-        );
-    }
-    assert!(
-        chain.len() == steps + 1,
-        "[memtx internal bug] parent chain of length {} for a discovery at depth {steps}",
-        chain.len()
-    );
-    chain.reverse();
+    let chain = key_chain(logs, key, steps);
 
     let replay_error = |step| ExploreError::PathReplay { property, step };
     let mut current = model
@@ -159,4 +292,63 @@ where
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_log_rebuilds_chains_across_shards() {
+        // Two shards; keys below 2^63 belong to shard 0, the others to shard 1.
+        let shards = 2;
+        let (a, b) = (0x10, 0x8000_0000_0000_0010u64);
+        let (c, d) = (0x20, 0x8000_0000_0000_0020u64);
+        let e = 0x30;
+        assert_eq!((shard_of(a, 2), shard_of(b, 2)), (0, 1));
+        let mut logs = [ParentLog::default(), ParentLog::default()];
+        // Level 0: a in shard 0, b in shard 1.
+        logs[0].push(a, NO_PARENT_REF);
+        logs[1].push(b, NO_PARENT_REF);
+        for log in &mut logs {
+            log.close_level();
+        }
+        // Level 1: c (parent b, index 0 of shard 1) and d (parent a, later replaced by b).
+        logs[0].push(c, parent_ref(0, 1, shards));
+        let at = logs[1].push(d, parent_ref(0, 0, shards));
+        logs[1].set_parent(at, parent_ref(0, 1, shards));
+        // Level 2: e, parent d (index 0 of shard 1).
+        for log in &mut logs {
+            log.close_level();
+        }
+        assert_eq!(logs[0].open_len(), 0);
+        logs[0].push(e, parent_ref(0, 1, shards));
+        for log in &mut logs {
+            log.close_level();
+        }
+        for log in &mut logs {
+            log.push(c, 0);
+            log.close_level();
+        }
+        let logs: Vec<&ParentLog> = logs.iter().collect();
+        assert_eq!(logs[0].last_key(0), c);
+        assert_eq!(logs[0].len() + logs[1].len(), 5 + 2);
+        assert_eq!(logs[1].last_key(0), c);
+        assert_eq!(key_chain(&logs, e, 2), vec![b, d, e]);
+        assert_eq!(key_chain(&logs, c, 1), vec![b, c]);
+        assert_eq!(key_chain(&logs, a, 0), vec![a]);
+        // Exactly 12 bytes per state, plus a fixed size per level.
+        let per_level = std::mem::size_of::<Level>() as u64;
+        assert!(logs[0].bytes() >= 4 * 12 + 4 * per_level);
+    }
+
+    #[test]
+    fn parent_refs_name_shard_and_index() {
+        assert_eq!(parent_ref(0, 0, 1), 0);
+        assert_eq!(parent_ref(5, 2, 3), 17);
+        assert_eq!(17 % 3, 2);
+        assert_eq!(17 / 3, 5);
+        let overflow = std::panic::catch_unwind(|| parent_ref(1 << 32, 0, 1));
+        assert!(overflow.is_err());
+    }
 }
