@@ -1,26 +1,59 @@
-//! Rebuilding a discovery's path from parent links.
+//! The parent log, and rebuilding a discovery's path from it.
 //!
-//! The visited set stores, for every state, only the key of its parent: the state it was
-//! first reached from at the previous depth (the smallest such key; see
-//! [`super::visited`]). No actions and no action indices are stored. To rebuild the path
-//! to a discovered state:
+//! # The parent log
 //!
-//! 1. follow the parent links from the discovered key back to an initial state (parent
-//!    [`NO_PARENT`]), giving the chain of keys `k0, k1, …, kd`;
+//! No actions and no action indices are stored. For every state the engine keeps only a
+//! reference to its *parent*, the state it was reached from at the previous depth, chosen
+//! by a rule that depends on the model alone: **the parent with the smallest key** among all
+//! the states of the previous level that have it as a successor. While a level is open that
+//! choice is still being made, in the shard's fresh table ([`super::visited`]), which keeps
+//! the smallest parent key seen so far, whatever the order in which the threads deliver the
+//! arrivals. When the level closes, the choice is final, and each shard appends the level to
+//! its [`ParentLog`]: two arrays of exact size,
+//!
+//! * `keys`: the keys of the shard's states of that level, in *discovery order* (the order in
+//!   which they joined the level, which is also their order in the next frontier), 8 bytes;
+//! * `parents`: for each of them a 32-bit reference to its parent in the previous level,
+//!   4 bytes;
+//!
+//! 12 bytes per state, with no load factor and no per-state overhead. A parent reference is
+//! `index · shards + shard` ([`parent_ref`]), the parent's position in its shard's part of
+//! its level: the worker that expands the `i`-th state of its frontier knows both numbers,
+//! puts the reference in every successor record, and the owner of the successor stores the
+//! reference of the smallest-key parent. The reference names a shard without knowing the
+//! sizes of the other shards' parts, so no worker ever reads another's log during the
+//! search. (One level may hold at most about 2^32 states; the engine stops with an internal
+//! error beyond that, long after memory would have run out on any machine this runs on.)
+//!
+//! Discovery order depends on thread timing, so the *values* of the references do too; what
+//! they point at does not. The keys of a level are deliberately not sorted: sorting would
+//! cost `O(n log n)` per level, for the one use that needs a search, finding the discovered
+//! state in its level, which a linear scan of one shard's part of one level does once per
+//! discovery.
+//!
+//! # Rebuilding a path
+//!
+//! To rebuild the path to a discovery of level `d` with key `k`:
+//!
+//! 1. walk the log backwards: find `k` in level `d` of its shard (`shard_of(k)`), follow its
+//!    parent reference into level `d − 1`, and so on down to level 0, giving the chain of
+//!    keys `k0, k1, …, kd` (see [`key_chain`]);
 //! 2. re-execute forwards: take the first initial state (in `init_states()` order, within
 //!    the boundary) whose key is `k0`; then, from each state, try the actions in
 //!    `actions()` order and take the first whose successor (within the boundary) has the
 //!    next key of the chain.
 //!
 //! A key is computed exactly as during exploration: canonicalize under symmetry,
-//! fingerprint, and in exact mode look the packed bytes up in the owning shard's table.
-//! Under symmetry the chain holds canonical keys, while re-execution walks real states: the
-//! path keeps the actual successor, not its canonical representative, so each step is a
-//! real transition of the model. (If `s` and `c` are symmetric and `c` reaches `t`, then `s`
-//! reaches a state symmetric to `t`; that is what a valid symmetry guarantees.)
+//! fingerprint, and in exact mode look the packed bytes up in the owning shard's visited
+//! table. Under symmetry the chain holds canonical keys, while re-execution walks real
+//! states: the path keeps the actual successor, not its canonical representative, so each
+//! step is a real transition of the model. (If `s` and `c` are symmetric and `c` reaches
+//! `t`, then `s` reaches a state symmetric to `t`; that is what a valid symmetry
+//! guarantees.)
 //!
-//! Everything here is a function of the model and of the chain, so the rebuilt path is as
-//! deterministic as the chain itself.
+//! The chain is a function of the model (smallest-key parents), and everything here is a
+//! function of the model and of the chain, so the rebuilt path is the same for every thread
+//! count and every run of the same build.
 
 use super::packed::PackedState;
 use super::report::ExploreError;
@@ -78,12 +111,15 @@ impl ParentLog {
     /// Appends a state to the open level; returns its index in the level.
     #[inline]
     pub(crate) fn push(&mut self, key: u64, parent: u32) -> u32 {
-        let index = self.open_keys.len();
+        let index = u32::try_from(self.open_keys.len()).unwrap_or_else(|_| {
+            panic!(
+                "[memtx internal bug] level index overflow: one shard's part of a BFS level \
+                 holds 2^32 states, beyond this engine's 32-bit indices"
+            )
+        });
         self.open_keys.push(key);
         self.open_parents.push(parent);
-        // The frontier index of a state is also bounded by `parent_ref`; this cannot fail
-        // first.
-        u32::try_from(index).unwrap_or(u32::MAX)
+        index
     }
 
     /// Replaces the parent reference of the open level's `index`-th state.

@@ -1,14 +1,17 @@
 //! A worker and the shard it owns.
 //!
-//! Worker `w` owns shard `w`: the visited table of every key `k` with
-//! `shard_of(k) == w`, the part of the current level made of those states, and the part of
-//! the next level it discovers. During a level a worker
+//! Worker `w` owns shard `w`: for every key `k` with `shard_of(k) == w`, the visited table
+//! (closed levels), the fresh table (the open level), the parent log, the part of the
+//! current level made of those states, and the part of the next level it discovers. During
+//! a level a worker
 //!
 //! 1. expands its own frontier chunk by chunk: unpack the state into a reused value,
 //!    evaluate the properties that still lack a discovery, enumerate the actions into a
 //!    reused vector, and for each successor within the boundary canonicalize it (symmetry),
 //!    pack it once into a scratch buffer, fingerprint those bytes, and copy them into the
-//!    outgoing batch of the owning shard.
+//!    outgoing batch of the owning shard, after a header carrying the fingerprint, the
+//!    expanded state's key and its parent reference (`index · threads + w`, see
+//!    [`super::path`]).
 //!    A self-loop, a successor equal to the state being expanded, is counted but skips the
 //!    lookup (in two-phase commit, re-receiving a message: over a third of all
 //!    successors);
@@ -19,13 +22,38 @@
 //!    sends `Done` to every other worker and keeps absorbing until it has received `Done`
 //!    from all of them. Channels are FIFO per sender, so after the last `Done` nothing of
 //!    this level is still in flight;
-//! 4. publishes its counters and the smallest-key discovery per property, and waits at the
+//! 4. closes the level in its shard ([`Shard::end_level`]): the fresh table is drained
+//!    into the visited table and the level's keys and parent references become a closed
+//!    level of the parent log. Every record of the level has been absorbed, so every
+//!    parent choice is final;
+//! 5. publishes its counters and the smallest-key discovery per property, and waits at the
 //!    level barrier.
 //!
-//! *Absorbing* a batch inserts its records into the visited table in order while a second
-//! cursor prefetches the home bucket of the record a dozen places ahead, so that the cache
-//! misses of consecutive lookups overlap instead of queueing. New states are
-//! appended to the next frontier by copying their bytes; nothing is unpacked.
+//! # Absorbing a batch
+//!
+//! *Absorbing* a batch inserts its records in order while a second cursor prefetches, eight
+//! records ahead, the home buckets of the record in both tables, so that the cache misses of
+//! consecutive lookups overlap instead of queueing. (Eight, not more: with two prefetches
+//! per record, a longer distance keeps more lines in flight than the core has fill buffers,
+//! and the prefetches themselves start to stall.) A record is
+//!
+//! * **old** if its key is in the visited table: nothing to do;
+//! * **same-level** if its key is in the fresh table: if its parent key is smaller than the
+//!   stored one, the fresh entry and the open level's parent reference are updated;
+//! * **new** otherwise: it joins the fresh table, the open level of the parent log and the
+//!   next frontier (its bytes are copied; nothing is unpacked), all three at the same index.
+//!
+//! Which table is asked first matters only for speed. In two-phase commit every path to a
+//! state has the same length, so every repeat is same-level and asking the visited table
+//! first would waste a cache miss on nearly every record; in models with cycles most
+//! repeats are old. So each shard counts, during a level, how many records each table
+//! answered, and during the next level asks first the table that answered more often.
+//!
+//! Before an insertion that could take a table past its growth threshold the worker grows
+//! it, if the memory budget allows the new arrays; the visited table must have room for the
+//! open level too, since the level moves in when it closes. If the budget refuses, the
+//! worker requests the memory stop and stops asking; the tables then fill up to 15/16 and
+//! further new states are counted as dropped.
 //!
 //! With one thread the same code runs on the calling thread: every successor belongs to
 //! shard 0 and every batch is absorbed locally.
@@ -53,7 +81,8 @@ const CHUNK: usize = 256;
 fn batch_bytes(threads: usize) -> usize {
     ((16 << 20) / (threads * threads)).clamp(4 << 10, 32 << 10)
 }
-/// How far ahead of the insertion point the home bucket is prefetched.
+/// How far ahead of the insertion point the home buckets are prefetched (see the module
+/// documentation for why not more).
 const PREFETCH_DISTANCE: usize = 8;
 /// How long a waiting worker blocks before polling its check point.
 const POLL: Duration = Duration::from_millis(20);

@@ -1,4 +1,5 @@
-//! The visited set: one open-addressing table of 64-bit fingerprints per shard.
+//! The visited set: per shard, an open-addressing table of 64-bit keys for the closed BFS
+//! levels and a *fresh table* for the level being explored.
 //!
 //! # Fingerprints
 //!
@@ -10,44 +11,84 @@
 //! half the table is never used, and so on). MurmurHash3's 64-bit finalizer `fmix64` is a
 //! bijection whose every output bit depends on every input bit, so after it every bit of the
 //! fingerprint is usable: the top 32 bits choose the shard (see [`shard_of`]) and the low
-//! bits choose the bucket inside the shard's table. Being a bijection, it cannot add
+//! 32 bits choose the bucket inside the shard's tables. Being a bijection, it cannot add
 //! collisions that FxHash did not already have.
 //!
-//! # Layout
+//! # What is stored, and why it is split
 //!
-//! The table is an array of 64-byte, cache-line-aligned buckets of four slots. A slot is a
-//! `(key, parent)` pair of `u64`s, 16 bytes: `key` is the state's fingerprint (in exact mode,
-//! see below, a *key* derived from it) and `parent` is the key of the state it was first
-//! reached from (0 for an initial state). Probing is linear over buckets: look at the four
-//! keys of the home bucket, then of the next bucket, and so on, until the key or an empty
-//! slot is found. Slots are filled in order and never deleted, so an empty slot ends the
-//! search. The table doubles when seven eighths of its slots are used; with four slots per
-//! cache line, even that load costs about one cache miss per lookup, and it keeps the table
-//! at 16 to 32 bytes per state. (If the memory budget forbids growing, the table fills up to
-//! 15/16 and further new states are dropped, which the explorer reports as an early stop for
-//! memory.)
+//! Until a state's level is closed, the engine must know more than "this state was seen":
+//! it must know which of the state's parents to keep for the path, and that choice is still
+//! open while other parents of the same level may arrive (see [`super::path`]). Once the
+//! level is closed the parent never changes again, and the visited set needs only to answer
+//! "seen or not". An earlier design kept both questions in one table of 16-byte
+//! `(key, parent key)` slots, with a "fresh" bit per slot to tell states of the open level
+//! from older ones; its power-of-two size put it anywhere between 18 and 37 bytes per state
+//! depending on where the state count fell. The storage is now split three ways:
 //!
-//! # Fresh bits and deterministic parents
+//! * [`VisitedTable`]: the keys of every state of the closed levels, 8 bytes a slot, and
+//!   nothing else. This is the visited set proper.
+//! * [`FreshTable`]: the states first reached during the open level, with the smallest
+//!   parent key seen so far and the state's index in the level. Working memory, sized for
+//!   about one level and reused from level to level.
+//! * The parent log ([`super::path::ParentLog`]): once a level closes, its keys and a
+//!   32-bit parent reference per state, 12 bytes, in arrays of exact size.
 //!
-//! Beside the buckets the table keeps one bit per slot, "fresh": set when the slot was filled
-//! during the current BFS level and cleared when the level ends. When a successor arrives
-//! whose key is already present *and fresh*, the state was first reached during this level, so
-//! the new parent is at the same depth as the stored one and equally short; the table keeps
-//! the smaller of the two parent keys. When the level ends, every state of the new level has
-//! as parent the smallest key among all its parents at the previous depth, whatever the
-//! order in which threads delivered them. Without the bit the table could not tell a
-//! same-depth parent from a deeper one, and updating the parent of an older state would
-//! lengthen its path. The bit costs 1/128 of the table.
+//! A successor is looked up in both tables: found in the visited table, it is an old state;
+//! found in the fresh table, it is a state of the open level, and its parent key is
+//! compared with the stored one; found in neither, it is new and joins the fresh table. The
+//! two tables never hold the same key, so the order of the two lookups does not change the
+//! answer; the shard picks, level by level, the order that needs fewer cache misses
+//! ([`super::shard`]). When the level closes, the fresh table is *drained*: each key is
+//! added to the visited table and the fresh table is left empty for the next level.
+//!
+//! # The visited table
+//!
+//! An array of 64-byte, cache-line-aligned buckets of eight keys. The home bucket of a key
+//! is a multiply-shift range reduction, `((rotl(key, 32) · buckets) >> 64)`: the rotation
+//! puts the low 32 bits (which do not take part in the choice of the shard) on top, so the
+//! keys of one shard spread over all of its buckets, and the multiplication maps them onto
+//! any number of buckets, not only a power of two. Probing is linear over buckets: look at
+//! the eight keys of the home bucket, then of the next bucket (wrapping at the end), until
+//! the key or an empty slot is found. Keys are filled in order and never deleted, so an
+//! empty slot ends the search.
+//!
+//! The table grows by half (1.5×) when seven eighths of its slots are taken, counting the
+//! keys of the open level that will move in when it closes. Just before a growth the load is
+//! 7/8, just after it 7/12; the table therefore holds its keys at 8/0.875 ≈ 9.1 to
+//! 8/0.583 ≈ 13.7 bytes per key, **at most 16 bytes per state at any state count** past its
+//! initial 4 KiB. Doubling would have allowed loads down to 7/16 (18.3 bytes per key); a
+//! power-of-two size is what forced it, and multiply-shift removes that constraint for the
+//! price of one multiplication per lookup. Eight keys per cache line keep a lookup at about
+//! one cache miss even at 7/8 load. Growing by half moves every key more often than
+//! doubling (each key is moved about twice, instead of once, over the table's life), but the
+//! move is cheap: the home function is monotone, so reading the old buckets in order writes
+//! the new buckets in (almost) ascending order, which the hardware prefetcher follows.
+//!
+//! If the memory budget forbids growing, the table accepts keys up to 15/16 of its slots;
+//! further new states are dropped, which the explorer reports as an early stop for memory.
+//!
+//! # The fresh table
+//!
+//! Same probing and home function, but a bucket holds three 20-byte entries
+//! `(key, parent key, index)`: the key, the smallest key among the parents that reached the
+//! state so far during this level, and the state's position in the open level (its index in
+//! the next frontier and in the parent log's open level). It doubles at 7/8 load, also
+//! stops at 15/16 when it may not grow, and when it is drained it is resized for a level
+//! about as large as the one just closed if it is more than four times too big. Because the
+//! two tables use the same monotone home function, draining the fresh table bucket by bucket
+//! feeds keys to the visited table in almost ascending bucket order too.
 //!
 //! # Exact mode
 //!
-//! In exact mode each slot also records where the state's packed bytes live in a per-shard
-//! arena. A key match then compares bytes: equal bytes are the same state; different bytes
-//! are a fingerprint collision, and the state is looked up again under the next key of its
-//! *probe sequence*, `key_i = top32(fp) | low32(fmix64(fp ^ i·φ))` for `i = 1, 2, …`, until
-//! its bytes or an empty slot are found. Every key of the sequence keeps the fingerprint's top
-//! 32 bits, so a state and all its keys live in the same shard, and a key alone still names
-//! its shard when a parent link is followed.
+//! In exact mode the visited table also records, per slot, where the state's packed bytes
+//! live in a per-shard arena; the fresh table needs nothing more, since a state of the open
+//! level has its bytes in the next frontier at its index. A key match then compares bytes:
+//! equal bytes are the same state; different bytes are a fingerprint collision, and the
+//! state is looked up again under the next key of its *probe sequence*,
+//! `key_i = top32(fp) | low32(fmix64(fp ^ i·φ))` for `i = 1, 2, …`, until its bytes or an
+//! absent key are found. Every key of the sequence keeps the fingerprint's top 32 bits, so a
+//! state and all its keys live in the same shard, and a key alone still names its shard when
+//! a discovery is looked up in the parent log.
 
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
