@@ -248,7 +248,7 @@ where
         }
     }
     for shard in &mut shards {
-        shard.end_level();
+        shard.end_level(|_| true);
         std::mem::swap(&mut shard.current, &mut shard.next);
     }
     let init_distinct: u64 = shards.iter().map(Shard::len).sum();

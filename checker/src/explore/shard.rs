@@ -25,7 +25,8 @@
 //! 4. closes the level in its shard ([`Shard::end_level`]): the fresh table is drained
 //!    into the visited table and the level's keys and parent references become a closed
 //!    level of the parent log. Every record of the level has been absorbed, so every
-//!    parent choice is final;
+//!    parent choice is final. The fresh table is then resized for the next level's
+//!    expected size, within the memory budget;
 //! 5. publishes its counters and the smallest-key discovery per property, and waits at the
 //!    level barrier.
 //!
@@ -128,6 +129,8 @@ pub(crate) struct Shard {
     old_hits: u64,
     /// Arrivals of the open level found in the fresh table (the open level).
     fresh_hits: u64,
+    /// Size of this shard's part of the last closed level.
+    previous_level: usize,
 }
 
 impl Shard {
@@ -144,6 +147,7 @@ impl Shard {
             fresh_first: false,
             old_hits: 0,
             fresh_hits: 0,
+            previous_level: 0,
         }
     }
 
@@ -302,8 +306,10 @@ impl Shard {
 
     /// Closes the open level: its keys move from the fresh table into the visited table (in
     /// the fresh table's bucket order, which is also almost ascending bucket order in the
-    /// visited table), and its parent log entries become a closed level.
-    pub(crate) fn end_level(&mut self) {
+    /// visited table), and its parent log entries become a closed level. Then the fresh
+    /// table is resized for the next level's expected size (this level's size times its
+    /// growth over the previous one) if `memory_allows` the extra bytes.
+    pub(crate) fn end_level(&mut self, memory_allows: impl Fn(u64) -> bool) {
         let level = self.log.open_len();
         assert_eq!(
             level,
@@ -312,17 +318,38 @@ impl Shard {
         );
         let table = &mut self.table;
         let next = &self.next;
-        if table.is_exact() {
-            self.fresh.drain(level, |key, index| {
-                let slot = table.add(key);
-                table.store_bytes(slot, next.get(index as usize));
-            });
+        if self.exact {
+            self.fresh.drain(
+                |_| {},
+                |key, index| {
+                    let slot = table.add(key);
+                    table.store_bytes(slot, next.get(index as usize));
+                },
+            );
         } else {
-            self.fresh.drain(level, |key, _| {
-                table.add(key);
-            });
+            // `add` borrows the table mutably, so the prefetch goes through a copy of the
+            // table's address and size (the table does not grow during the drain).
+            let prefetcher = table.prefetcher();
+            self.fresh.drain(
+                |key| prefetcher.prefetch(key),
+                |key, _| {
+                    table.add(key);
+                },
+            );
         }
         self.log.close_level();
+        let expected = if self.previous_level == 0 {
+            level * 2
+        } else {
+            let ratio = (level as f64 / self.previous_level as f64).clamp(0.5, 4.0);
+            (level as f64 * ratio) as usize
+        };
+        self.previous_level = level;
+        if let Some(extra) = self.fresh.resize_bytes(expected) {
+            if memory_allows(extra) {
+                self.fresh.resize_for(expected);
+            }
+        }
         self.fresh_first = self.fresh_hits > self.old_hits;
         self.old_hits = 0;
         self.fresh_hits = 0;
@@ -411,7 +438,10 @@ where
         let mut pending = lock(&self.cx.shared.decision).pending.clone();
         loop {
             self.expand_level(&pending, coordinator.as_deref_mut())?;
-            self.shard.end_level();
+            let shared = self.cx.shared;
+            let refused = self.growth_refused;
+            self.shard
+                .end_level(|extra| !refused && shared.memory_allows(extra));
             self.publish();
             *lock(&self.cx.shared.level_discoveries[self.id]) = self.discoveries.clone();
             self.cx.shared.barrier.wait()?;
@@ -705,7 +735,7 @@ mod tests {
 
     /// Closes the open level as a worker does between levels.
     fn close(shard: &mut Shard) {
-        shard.end_level();
+        shard.end_level(|_| true);
         std::mem::swap(&mut shard.current, &mut shard.next);
         shard.next.clear();
     }

@@ -72,11 +72,16 @@
 //! Same probing and home function, but a bucket holds three 20-byte entries
 //! `(key, parent key, index)`: the key, the smallest key among the parents that reached the
 //! state so far during this level, and the state's position in the open level (its index in
-//! the next frontier and in the parent log's open level). It doubles at 7/8 load, also
-//! stops at 15/16 when it may not grow, and when it is drained it is resized for a level
-//! about as large as the one just closed if it is more than four times too big. Because the
-//! two tables use the same monotone home function, draining the fresh table bucket by bucket
-//! feeds keys to the visited table in almost ascending bucket order too.
+//! the next frontier and in the parent log's open level). It doubles at 7/8 load and
+//! stops at 15/16 when it may not grow. Doubling in the middle of a level moves every entry,
+//! so when a level closes the table is instead sized, in one allocation, for the next
+//! level's expected size (the closed level's size times its growth over the level before,
+//! at 3/4 load), when it is too small for that or more than four times too big and the
+//! memory budget allows. Because the two tables use the same monotone home function,
+//! draining the fresh table bucket by bucket feeds keys to the visited table in almost
+//! ascending bucket order too; the drain also prefetches the visited table's bucket of the
+//! key four fresh buckets ahead, since consecutive keys usually land on different cache
+//! lines.
 //!
 //! # Exact mode
 //!
@@ -110,6 +115,9 @@ const FRESH_SLOTS: usize = 3;
 
 /// Initial (and smallest) number of buckets of a fresh table (12 KiB).
 const FRESH_INITIAL_BUCKETS: usize = 192;
+
+/// How many buckets ahead [`FreshTable::drain`] prefetches.
+const DRAIN_AHEAD: usize = 4;
 
 /// The MurmurHash3 64-bit finalizer: a bijection that mixes every input bit into every
 /// output bit.
@@ -315,6 +323,15 @@ impl VisitedTable {
         prefetch_read(self.buckets.as_ptr().wrapping_add(index).cast());
     }
 
+    /// A copy of what [`VisitedTable::prefetch`] needs, usable while the table is
+    /// borrowed mutably (the address is only ever used as a prefetch hint).
+    pub(crate) fn prefetcher(&self) -> Prefetcher {
+        Prefetcher {
+            base: self.buckets.as_ptr().cast(),
+            buckets: self.buckets.len(),
+        }
+    }
+
     /// The slot holding `key`, if any.
     #[inline]
     pub(crate) fn find(&self, key: u64) -> Option<usize> {
@@ -376,11 +393,6 @@ impl VisitedTable {
         Self::place(&mut self.buckets, key)
     }
 
-    /// Whether the table stores packed states (exact mode).
-    pub(crate) fn is_exact(&self) -> bool {
-        self.exact.is_some()
-    }
-
     /// In exact mode, stores the packed bytes of the state just added in `slot`.
     pub(crate) fn store_bytes(&mut self, slot: usize, bytes: &[u8]) {
         if let Some(exact) = &mut self.exact {
@@ -435,6 +447,23 @@ impl VisitedTable {
         if let (Some(new), Some(exact)) = (offsets, &mut self.exact) {
             exact.offsets = new;
         }
+    }
+}
+
+/// The bucket array's address and length, to prefetch home buckets; see
+/// [`VisitedTable::prefetcher`]. Stale once the table grows, which only makes the hints
+/// useless, never wrong.
+pub(crate) struct Prefetcher {
+    base: *const i8,
+    buckets: usize,
+}
+
+impl Prefetcher {
+    /// Hints the CPU to load the home bucket of `key` into cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        let offset = home(key, self.buckets) * std::mem::size_of::<KeyBucket>();
+        prefetch_read(self.base.wrapping_add(offset));
     }
 }
 
@@ -586,11 +615,18 @@ impl FreshTable {
         *self = grown;
     }
 
-    /// Calls `f(key, index)` for every entry, in bucket order, and empties the table.
-    /// Afterwards the table is resized for a level of about `expected` states if its
-    /// current size is far off (it still grows on demand).
-    pub(crate) fn drain(&mut self, expected: usize, mut f: impl FnMut(u64, u32)) {
-        for bucket in &mut self.buckets {
+    /// Calls `f(key, index)` for every entry, in bucket order, and empties the table;
+    /// `prefetch(key)` is called a few buckets ahead of `f`, for the key that `f` will get
+    /// there (so that `f`'s own cache misses overlap).
+    pub(crate) fn drain(&mut self, prefetch: impl Fn(u64), mut f: impl FnMut(u64, u32)) {
+        let count = self.buckets.len();
+        for at in 0..count {
+            if let Some(ahead) = self.buckets.get(at + DRAIN_AHEAD) {
+                if ahead.keys[0] != 0 {
+                    prefetch(ahead.keys[0]);
+                }
+            }
+            let bucket = &mut self.buckets[at];
             if bucket.keys[0] == 0 {
                 // Entries fill a bucket from its first slot; an empty first slot means an
                 // empty bucket.
@@ -604,9 +640,34 @@ impl FreshTable {
             *bucket = EMPTY_FRESH;
         }
         self.len = 0;
-        let want = (expected * 2 / FRESH_SLOTS).max(FRESH_INITIAL_BUCKETS);
-        if self.buckets.len() > want * 4 {
-            *self = Self::with_buckets(want);
+    }
+
+    /// The number of buckets that suits a level of about `expected` states (3/4 load).
+    fn buckets_for(expected: usize) -> usize {
+        (expected / 9 * 4 + expected % 9 * 4 / 9 + 1).max(FRESH_INITIAL_BUCKETS)
+    }
+
+    /// Bytes that [`FreshTable::resize_for`] would allocate on top of what it frees, if
+    /// it would resize at all.
+    pub(crate) fn resize_bytes(&self, expected: usize) -> Option<u64> {
+        let want = Self::buckets_for(expected);
+        let have = self.buckets.len();
+        let resize = have < want || have > want * 4;
+        let bucket = std::mem::size_of::<FreshBucket>() as u64;
+        resize.then(|| (want as u64).saturating_sub(have as u64) * bucket)
+    }
+
+    /// Resizes the empty table for a level of about `expected` states if it is too small
+    /// for it or more than four times too big (it still grows on demand).
+    pub(crate) fn resize_for(&mut self, expected: usize) {
+        assert_eq!(
+            self.len, 0,
+            "[memtx internal bug] resizing a non-empty fresh table"
+        );
+        if self.resize_bytes(expected).is_some() {
+            // Free the old array first, so that both are never held at once.
+            self.buckets = Vec::new();
+            *self = Self::with_buckets(Self::buckets_for(expected));
         }
     }
 }
@@ -721,8 +782,15 @@ mod tests {
         }
         let big = fresh.bytes();
         let mut drained = Vec::new();
-        fresh.drain(10, |k, index| drained.push((k, index)));
+        let prefetched = std::cell::Cell::new(0);
+        fresh.drain(
+            |_| prefetched.set(prefetched.get() + 1),
+            |k, index| drained.push((k, index)),
+        );
         assert_eq!(fresh.len(), 0);
+        assert!(prefetched.get() > 0 && prefetched.get() <= 50_000);
+        assert_eq!(fresh.resize_bytes(10), Some(0));
+        fresh.resize_for(10);
         drained.sort_unstable_by_key(|&(_, index)| index);
         let expected: Vec<_> = (1..=50_000u64).map(|i| (key(i), i as u32)).collect();
         assert_eq!(drained, expected);
@@ -730,8 +798,15 @@ mod tests {
         assert!(fresh.bytes() < big / 4);
         assert!(matches!(fresh.probe(key(1)), Probe::Vacant(_)));
         let mut again = 0;
-        fresh.drain(0, |_, _| again += 1);
+        fresh.drain(|_| {}, |_, _| again += 1);
         assert_eq!(again, 0);
+        // Resized up front for a large level: no growth needed for it.
+        let small = fresh.bytes();
+        assert!(fresh.resize_bytes(100_000).is_some_and(|extra| extra > 0));
+        fresh.resize_for(100_000);
+        assert!(fresh.bytes() > small);
+        assert!(fresh.grow_at() >= 100_000);
+        assert_eq!(fresh.resize_bytes(100_000), None);
     }
 
     #[test]
