@@ -726,6 +726,38 @@ mod tests {
     }
 
     #[test]
+    fn growth_keeps_keys_that_wrapped_around_the_end() {
+        // Keys whose low 32 bits are near the top all have their home in the last bucket:
+        // they fill it, wrap around to the first buckets, and must be found after every
+        // growth, mixed with ordinary keys.
+        let crowded = |i: u64| (key(i) & 0xFFFF_FFFF_0000_0000) | (0xFFFF_F000 + i % 4096);
+        let mut table = VisitedTable::new(true);
+        let mut all = Vec::new();
+        for i in 1..=3_000u64 {
+            for k in [crowded(i), key(i)] {
+                if table.len() >= table.grow_at() {
+                    table.grow();
+                }
+                if !table.contains(k) {
+                    let slot = table.add(k);
+                    table.store_bytes(slot, &k.to_le_bytes());
+                    all.push(k);
+                }
+            }
+            if i == 40 {
+                // The crowded keys have wrapped: some sit before their home.
+                assert!(all
+                    .iter()
+                    .any(|&k| table.find(k).is_some_and(|s| s / SLOTS < home(k, 64))));
+            }
+        }
+        for &k in &all {
+            let slot = table.find(k).expect("every key is findable");
+            assert_eq!(table.bytes_at(slot), Some(&k.to_le_bytes()[..]));
+        }
+    }
+
+    #[test]
     fn keys_of_one_shard_spread_over_every_bucket() {
         // The home bucket must not depend on the bits that choose the shard: with 7
         // shards, the keys of shard 3 alone must still reach every bucket of a table.
