@@ -15,8 +15,10 @@
 //! some of a previous run's small allocations and reuse them, which makes a later run look
 //! smaller. That is why all fast-engine runs (whose big tables and frontiers are `mmap`ed and
 //! returned on free) come before the stateright runs (millions of small state allocations).
-//! For the fast engine the table also reports the engine's own accounting: bytes of visited
-//! table per distinct state, independent of the allocator.
+//! For the fast engine the table also reports the engine's own accounting, independent of
+//! the allocator: bytes of visited set per distinct state (the table of keys, and in exact
+//! mode the stored states) and bytes of parent log per distinct state (what paths are
+//! rebuilt from, 12 bytes per state).
 
 use crate::explore::{
     explore, read_proc_status_bytes, reset_peak_rss, Canonicalizer, ExploreError, ExploreOptions,
@@ -69,8 +71,10 @@ pub struct EngineRun {
     pub peak_rss_delta_bytes: Option<u64>,
     /// `peak_rss_delta_bytes / unique_states`.
     pub rss_bytes_per_state: Option<f64>,
-    /// Fast engine only: visited-table bytes per distinct state (own accounting).
+    /// Fast engine only: visited-set bytes per distinct state (own accounting).
     pub visited_bytes_per_state: Option<f64>,
+    /// Fast engine only: parent-log bytes per distinct state (own accounting).
+    pub parent_log_bytes_per_state: Option<f64>,
     /// Fast engine only: peak of the engine's own memory accounting.
     pub peak_estimate_bytes: Option<u64>,
     /// Fast engine only: fast states/s divided by stateright's states/s at the same thread
@@ -170,6 +174,7 @@ where
             peak_rss_delta_bytes: rss,
             rss_bytes_per_state: rss.map(|b| b as f64 / report.unique_states.max(1) as f64),
             visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
+            parent_log_bytes_per_state: Some(report.memory.parent_log_bytes_per_state),
             peak_estimate_bytes: Some(report.memory.peak_estimate_bytes),
             speedup: None,
         });
@@ -198,6 +203,7 @@ where
                 peak_rss_delta_bytes: rss,
                 rss_bytes_per_state: rss.map(|b| b as f64 / unique.max(1) as f64),
                 visited_bytes_per_state: None,
+                parent_log_bytes_per_state: None,
                 peak_estimate_bytes: None,
                 speedup: None,
             });
@@ -256,13 +262,13 @@ impl BenchResult {
         out.push_str(
             "| engine | threads | distinct states | total states | max depth | seconds | \
              distinct states/s | peak RSS added (MiB) | RSS bytes/state | \
-             visited-table bytes/state | speedup vs stateright |\n",
+             visited-set bytes/state | parent-log bytes/state | speedup vs stateright |\n",
         );
-        out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for r in &self.runs {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} | {} |",
                 r.engine.name(),
                 r.threads,
                 r.unique_states,
@@ -273,6 +279,7 @@ impl BenchResult {
                 opt(r.peak_rss_delta_bytes, mib),
                 opt(r.rss_bytes_per_state, |b| format!("{b:.1}")),
                 opt(r.visited_bytes_per_state, |b| format!("{b:.1}")),
+                opt(r.parent_log_bytes_per_state, |b| format!("{b:.1}")),
                 opt(r.speedup, |s| format!("{s:.1}×")),
             );
         }

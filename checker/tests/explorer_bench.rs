@@ -59,7 +59,12 @@ fn explorer_bench_plumbing_on_3_rms() {
     assert!(fast
         .iter()
         .all(|r| r.speedup.is_some() && r.visited_bytes_per_state.is_some()));
+    // 288 states: the parent log is 12 bytes per state plus a small header per level.
+    assert!(fast.iter().all(|r| r
+        .parent_log_bytes_per_state
+        .is_some_and(|b| (12.0..20.0).contains(&b))));
     let table = result.to_markdown();
+    assert!(table.contains("| visited-set bytes/state | parent-log bytes/state |"));
     assert!(table.contains("| memtx fast | 2 | 288 |"), "{table}");
     assert!(table.contains("| stateright BFS | 1 | 288 |"), "{table}");
     assert!(bench_two_phase(15, &[1]).is_err());

@@ -42,13 +42,13 @@
 //! # Shards
 //!
 //! With `T` threads the 64-bit fingerprint space is cut into `T` shards (by the top 32 bits
-//! of the fingerprint, see [`shard_of`]) and worker `w` *owns* shard `w`: the visited
-//! table of its fingerprints and the part of each level made of its states. Only the owner
-//! ever touches a shard, so the visited tables are plain single-threaded open-addressing
+//! of the fingerprint, see [`shard_of`]) and worker `w` *owns* shard `w`: the visited set
+//! and parent log of its fingerprints and the part of each level made of its states. Only
+//! the owner ever touches a shard, so its tables are plain single-threaded open-addressing
 //! tables with no locks and no atomics. A worker expands the states of its own frontier;
 //! each successor is fingerprinted and packed into an outgoing *batch* for its owner.
 //! Batches of about 32 KiB travel over the owner's `mpsc` channel (the worker's own batches
-//! are absorbed directly). The owner inserts the records into its table and appends new
+//! are absorbed directly). The owner looks the records up in its tables and appends new
 //! states to its part of the next level. When a worker has expanded its frontier it sends
 //! `Done` to every peer and keeps absorbing until every peer sent `Done`; then the level is
 //! complete ([`shard`] has the details). Because fingerprints are uniformly distributed the
@@ -59,7 +59,8 @@
 //! # Packed frontier
 //!
 //! The frontier of a level is not a `Vec<M::State>` but one `Vec<u8>` per shard into which
-//! states are packed back to back, plus end offsets and keys ([`frontier`]). The model's
+//! states are packed back to back, plus end offsets ([`frontier`]; the keys are the level's
+//! keys in the parent log, in the same order). The model's
 //! state type implements [`PackedState`]. A state is unpacked into a reused value when it is
 //! expanded; successors are packed straight into outgoing batches and copied, still packed,
 //! into the next frontier. The hot path performs no per-state heap allocation of its own
@@ -68,20 +69,31 @@
 //! successor function ([`ExploreOptions::next_state_into`]); each worker then keeps one
 //! successor value and lets the model overwrite it instead of returning a new one.
 //!
-//! # Visited set: fingerprints, fmix and parent links
+//! # Visited set and parent log: 8 + 12 bytes per state
 //!
-//! The visited set stores per state 16 bytes: a 64-bit fingerprint and the fingerprint of
-//! its *parent*, the state it was first reached from ([`visited`]). The fingerprint is
-//! FxHash of the state passed through MurmurHash3's `fmix64` finalizer. FxHash alone is fast
-//! but leaves the low bits of small states nearly constant, and an open-addressing table
-//! indexed by low bits then uses a fraction of its buckets (one constant low bit halves the
-//! usable table; at 2^26 buckets that stalls the search). `fmix64` is a bijection that makes
-//! every bit depend on every input bit, so the top bits can pick the shard and the low bits
-//! the bucket. Distinct states with equal fingerprints are merged (the second is never
-//! explored); the report gives TLC's estimate of the probability that this happened,
-//! `n·(g−n)/2^64`. *Exact mode* removes the risk: the table also stores every packed state,
-//! compares bytes on a fingerprint match, and stores a colliding state under a secondary
-//! key.
+//! A state is known by its 64-bit fingerprint: FxHash of the packed state passed through
+//! MurmurHash3's `fmix64` finalizer ([`visited`]). FxHash alone is fast but leaves the low
+//! bits of small states nearly constant, and a hash table indexed by those bits then uses
+//! a fraction of its buckets. `fmix64` is a bijection that makes every bit depend on every
+//! input bit, so the top bits can pick the shard and the low bits the bucket. Distinct
+//! states with equal fingerprints are merged (the second is never explored); the report
+//! gives TLC's estimate of the probability that this happened, `n·(g−n)/2^64`. *Exact mode*
+//! removes the risk: the visited set also stores every packed state, compares bytes on a
+//! fingerprint match, and stores a colliding state under a secondary key.
+//!
+//! What is kept per state is split by lifetime ([`visited`] explains why):
+//!
+//! * the **visited set**, a table of 8-byte keys of every state of the closed levels, sized
+//!   to any number of buckets and grown by half at 7/8 load, so that it stays between 9.1
+//!   and 13.7 bytes per state (at most 16) at any state count;
+//! * the **parent log** ([`path`]), per closed level the keys in discovery order and a
+//!   32-bit reference to each one's parent: 12 bytes per state, exactly;
+//! * while a level is open, a **fresh table** of its new states (key, smallest parent key
+//!   so far, index in the level), which is working memory sized for about one level and
+//!   drained into the visited set when the level closes.
+//!
+//! The report gives the first two per state ([`MemoryReport`]), and the fresh tables
+//! separately.
 //!
 //! # Determinism of discoveries and paths
 //!
@@ -91,17 +103,18 @@
 //! **smallest fingerprint** (key) is kept. Since the level's set of states is independent
 //! of the thread count, so is this choice.
 //!
-//! The path is rebuilt from parent links ([`path`]), which must therefore also be
+//! The path is rebuilt from the parent log ([`path`]), whose links must therefore also be
 //! independent of timing. The first parent to reach a state depends on thread timing, so
-//! the table does not keep the first one: while the level that discovered a state is
-//! running, the state's slot is marked *fresh*, and any further arrival of the same state
-//! from a parent with a smaller fingerprint replaces the stored parent. When the level
-//! ends, each new state's parent is the **smallest-fingerprint parent among all its
-//! parents at the previous depth**, a function of the model alone. Finally the path is
-//! re-executed from the initial state choosing, at each step, the **first action in
-//! `model.actions()` order** whose successor has the next fingerprint of the chain. No
-//! action index is stored, which is why this also works under symmetry reduction, where the
-//! stored state is a canonical representative and not the state the action was taken from.
+//! the engine does not keep the first one: while the level that discovered a state is
+//! open, the state is in its shard's fresh table, and any further arrival of the same state
+//! from a parent with a smaller key replaces the stored parent. Only when every arrival of
+//! the level has been absorbed is the level closed and the parent written to the log, so
+//! each new state's parent is the **smallest-key parent among all its parents at the
+//! previous depth**, a function of the model alone. Finally the path is re-executed from the
+//! initial state choosing, at each step, the **first action in `model.actions()` order**
+//! whose successor has the next key of the chain. No action index is stored, which is why
+//! this also works under symmetry reduction, where the stored state is a canonical
+//! representative and not the state the action was taken from.
 //!
 //! The choice depends on fingerprints, so it is stable across runs and thread counts of the
 //! same build, but a change to the state type's `Hash` implementation or to the hash
@@ -134,11 +147,13 @@
 //!
 //! # Memory
 //!
-//! Each worker publishes the bytes it holds (table, frontiers, batch buffers). When the sum
-//! exceeds `max_memory_bytes`, or a table would have to grow past it, the workers stop
-//! expanding at their next check point, finish the level's exchange, and the report says
-//! [`StopReason::Memory`]. A table that may not grow fills up to 15/16 of its slots; states
-//! that find it full are counted in `dropped_states`.
+//! Each worker publishes the bytes it holds (visited table, fresh table, parent log,
+//! frontiers, batch buffers). When the sum exceeds `max_memory_bytes`, or a table would
+//! have to grow past it, the workers stop expanding at their next check point, finish the
+//! level's exchange, close the level, and the report says [`StopReason::Memory`]. A table
+//! that may not grow fills up to 15/16 of its slots (the visited table counting the open
+//! level's states, which will move in); states that find it full are counted in
+//! `dropped_states`.
 
 mod coordinator;
 mod frontier;
@@ -161,7 +176,8 @@ pub use visited::{fingerprint, fingerprint_packed, fmix64, shard_of};
 
 use coordinator::{Coordinator, Limits};
 use path::Keyer;
-use shard::{Context, Msg, Shard, Worker};
+use path::{ParentLog, NO_PARENT_REF};
+use shard::{Context, Insert, Msg, Shard, Worker};
 use stateright::{Expectation, Model};
 use std::any::Any;
 use std::fmt::Debug;
@@ -170,7 +186,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::Instant;
 use sync::{Poisoned, Shared};
-use visited::{Insert, NO_PARENT};
+use visited::{VisitedTable, NO_PARENT};
 
 /// What a worker thread hands back: its shard, or why it has none.
 type WorkerResult = Result<Result<Shard, Poisoned>, Box<dyn Any + Send>>;
@@ -227,17 +243,18 @@ where
         }
         let fp = fingerprint_packed(&buffer);
         let shard = &mut shards[shard_of(fp, threads)];
-        if shard.table.wants_growth(1) {
-            shard.table.grow();
+        while shard.needs_growth() {
+            shard.grow();
         }
-        if let Insert::New(key) = shard.table.insert(fp, NO_PARENT, &buffer) {
-            shard.current.push(key, &buffer);
+        if shard.insert(fp, NO_PARENT, NO_PARENT_REF, &buffer) == Insert::Full {
+            panic!("[memtx internal bug] no room for an initial state in a growable table");
         }
     }
     for shard in &mut shards {
-        shard.table.clear_fresh();
+        shard.end_level(|_| true);
+        std::mem::swap(&mut shard.current, &mut shard.next);
     }
-    let init_distinct: u64 = shards.iter().map(|s| s.table.len() as u64).sum();
+    let init_distinct: u64 = shards.iter().map(Shard::len).sum();
 
     let limits = Limits {
         finish_when_all_discovered: options.finish_when_all_discovered,
@@ -274,15 +291,23 @@ where
         );
     }
 
-    let unique_states: u64 = shards.iter().map(|s| s.table.len() as u64).sum();
+    let unique_states: u64 = shards.iter().map(Shard::len).sum();
     let counted = init_distinct + shared.sum(|c| &c.new);
     assert_eq!(
         unique_states, counted,
-        "[memtx internal bug] visited tables hold {unique_states} states, counters say {counted}"
+        "[memtx internal bug] parent logs hold {unique_states} states, counters say {counted}"
     );
+    for shard in &shards {
+        assert_eq!(
+            shard.table.len() as u64,
+            shard.len(),
+            "[memtx internal bug] a visited table and its parent log disagree"
+        );
+    }
     let total_states = init_generated + shared.sum(|c| &c.generated);
 
-    let tables: Vec<_> = shards.iter().map(|s| &s.table).collect();
+    let tables: Vec<&VisitedTable> = shards.iter().map(|s| &s.table).collect();
+    let logs: Vec<&ParentLog> = shards.iter().map(|s| &s.log).collect();
     let mut keyer = Keyer::<M> {
         symmetry: options.symmetry,
         tables: &tables,
@@ -293,7 +318,7 @@ where
     for (property, found) in properties.iter().zip(&coordinator.discoveries) {
         let discovery = match *found {
             Some((key, steps)) => Some(Discovery {
-                path: path::rebuild(model, &mut keyer, property.name, key, steps)?,
+                path: path::rebuild(model, &mut keyer, &logs, property.name, key, steps)?,
                 fingerprint: key,
             }),
             None => None,
@@ -306,8 +331,20 @@ where
     }
 
     let visited_bytes: u64 = shards.iter().map(|s| s.table.bytes()).sum();
+    let parent_log_bytes: u64 = shards.iter().map(|s| s.log.bytes()).sum();
+    let level_scratch_bytes: u64 = shards
+        .iter()
+        .map(|s| s.fresh.bytes() + s.log.staging_bytes())
+        .sum();
     let held: u64 = shards.iter().map(Shard::bytes).sum();
     let n = unique_states as f64;
+    let per_state = |bytes: u64| {
+        if unique_states > 0 {
+            bytes as f64 / n
+        } else {
+            0.0
+        }
+    };
     Ok(ExploreReport {
         unique_states,
         total_states,
@@ -320,18 +357,18 @@ where
             peak_rss_bytes: read_proc_status_bytes("VmHWM"),
             peak_estimate_bytes: coordinator.peak_memory.max(held),
             visited_bytes,
-            visited_bytes_per_state: if unique_states > 0 {
-                visited_bytes as f64 / n
-            } else {
-                0.0
-            },
+            visited_bytes_per_state: per_state(visited_bytes),
+            parent_log_bytes,
+            parent_log_bytes_per_state: per_state(parent_log_bytes),
+            stored_bytes_per_state: per_state(visited_bytes + parent_log_bytes),
+            level_scratch_bytes,
         },
         collision_probability: if options.exact {
             0.0
         } else {
             n * (total_states.saturating_sub(unique_states)) as f64 / 2f64.powi(64)
         },
-        fingerprint_collisions: shards.iter().map(|s| s.table.collisions()).sum(),
+        fingerprint_collisions: shards.iter().map(Shard::collisions).sum(),
         dropped_states: shared.sum(|c| &c.dropped),
         threads,
         exact: options.exact,

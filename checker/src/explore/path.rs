@@ -1,33 +1,223 @@
-//! Rebuilding a discovery's path from parent links.
+//! The parent log, and rebuilding a discovery's path from it.
 //!
-//! The visited set stores, for every state, only the key of its parent: the state it was
-//! first reached from at the previous depth (the smallest such key; see
-//! [`super::visited`]). No actions and no action indices are stored. To rebuild the path
-//! to a discovered state:
+//! # The parent log
 //!
-//! 1. follow the parent links from the discovered key back to an initial state (parent
-//!    [`NO_PARENT`]), giving the chain of keys `k0, k1, …, kd`;
+//! No actions and no action indices are stored. For every state the engine keeps only a
+//! reference to its *parent*, the state it was reached from at the previous depth, chosen
+//! by a rule that depends on the model alone: **the parent with the smallest key** among all
+//! the states of the previous level that have it as a successor. While a level is open that
+//! choice is still being made, in the shard's fresh table ([`super::visited`]), which keeps
+//! the smallest parent key seen so far, whatever the order in which the threads deliver the
+//! arrivals. When the level closes, the choice is final, and each shard appends the level to
+//! its [`ParentLog`]: two arrays of exact size,
+//!
+//! * `keys`: the keys of the shard's states of that level, in *discovery order* (the order in
+//!   which they joined the level, which is also their order in the next frontier), 8 bytes;
+//! * `parents`: for each of them a 32-bit reference to its parent in the previous level,
+//!   4 bytes;
+//!
+//! 12 bytes per state, with no load factor and no per-state overhead. A parent reference is
+//! `index · shards + shard` ([`parent_ref`]), the parent's position in its shard's part of
+//! its level: the worker that expands the `i`-th state of its frontier knows both numbers,
+//! puts the reference in every successor record, and the owner of the successor stores the
+//! reference of the smallest-key parent. The reference names a shard without knowing the
+//! sizes of the other shards' parts, so no worker ever reads another's log during the
+//! search. (One level may hold at most about 2^32 states; the engine stops with an internal
+//! error beyond that, long after memory would have run out on any machine this runs on.)
+//!
+//! Discovery order depends on thread timing, so the *values* of the references do too; what
+//! they point at does not. The keys of a level are deliberately not sorted: sorting would
+//! cost `O(n log n)` per level, for the one use that needs a search, finding the discovered
+//! state in its level, which a linear scan of one shard's part of one level does once per
+//! discovery.
+//!
+//! # Rebuilding a path
+//!
+//! To rebuild the path to a discovery of level `d` with key `k`:
+//!
+//! 1. walk the log backwards: find `k` in level `d` of its shard (`shard_of(k)`), follow its
+//!    parent reference into level `d − 1`, and so on down to level 0, giving the chain of
+//!    keys `k0, k1, …, kd` (see [`key_chain`]);
 //! 2. re-execute forwards: take the first initial state (in `init_states()` order, within
 //!    the boundary) whose key is `k0`; then, from each state, try the actions in
 //!    `actions()` order and take the first whose successor (within the boundary) has the
 //!    next key of the chain.
 //!
 //! A key is computed exactly as during exploration: canonicalize under symmetry,
-//! fingerprint, and in exact mode look the packed bytes up in the owning shard's table.
-//! Under symmetry the chain holds canonical keys, while re-execution walks real states: the
-//! path keeps the actual successor, not its canonical representative, so each step is a
-//! real transition of the model. (If `s` and `c` are symmetric and `c` reaches `t`, then `s`
-//! reaches a state symmetric to `t`; that is what a valid symmetry guarantees.)
+//! fingerprint, and in exact mode look the packed bytes up in the owning shard's visited
+//! table. Under symmetry the chain holds canonical keys, while re-execution walks real
+//! states: the path keeps the actual successor, not its canonical representative, so each
+//! step is a real transition of the model. (If `s` and `c` are symmetric and `c` reaches
+//! `t`, then `s` reaches a state symmetric to `t`; that is what a valid symmetry
+//! guarantees.)
 //!
-//! Everything here is a function of the model and of the chain, so the rebuilt path is as
-//! deterministic as the chain itself.
+//! The chain is a function of the model (smallest-key parents), and everything here is a
+//! function of the model and of the chain, so the rebuilt path is the same for every thread
+//! count and every run of the same build.
 
 use super::packed::PackedState;
 use super::report::ExploreError;
-use super::visited::{fingerprint_packed, shard_of, VisitedTable, NO_PARENT};
+use super::visited::{fingerprint_packed, shard_of, VisitedTable};
 use super::{Canonicalizer, Trace};
 use stateright::Model;
 use std::hash::Hash;
+
+/// Parent reference of an initial state.
+pub(crate) const NO_PARENT_REF: u32 = u32::MAX;
+
+/// The parent reference of the state at `index` in shard `shard`'s part of its level:
+/// `index · shards + shard`, which names the shard and the position without knowing the
+/// sizes of the other shards' parts.
+///
+/// # Panics
+///
+/// If the reference does not fit in 32 bits (a level of about 2^32 states).
+#[inline]
+pub(crate) fn parent_ref(index: usize, shard: usize, shards: usize) -> u32 {
+    index
+        .checked_mul(shards)
+        .and_then(|r| r.checked_add(shard))
+        .and_then(|r| u32::try_from(r).ok())
+        .filter(|&r| r != NO_PARENT_REF)
+        .unwrap_or_else(|| {
+            panic!(
+                "[memtx internal bug] parent reference overflow: a BFS level of about 2^32 \
+                 states is beyond this engine's 32-bit parent references"
+            )
+        })
+}
+
+/// One closed level of one shard: its keys in discovery order and each one's parent
+/// reference. Boxed slices, so the level takes exactly 12 bytes per state.
+struct Level {
+    keys: Box<[u64]>,
+    parents: Box<[u32]>,
+}
+
+/// One shard's parent log: for every level, the keys of the shard's states of that level
+/// and a 32-bit reference to each one's parent; see the [module documentation](self).
+///
+/// The level being explored is *open*: its entries accumulate in two reused vectors and
+/// are copied into exact-size arrays when the level is closed.
+#[derive(Default)]
+pub(crate) struct ParentLog {
+    levels: Vec<Level>,
+    open_keys: Vec<u64>,
+    open_parents: Vec<u32>,
+    closed: u64,
+}
+
+impl ParentLog {
+    /// Appends a state to the open level; returns its index in the level.
+    #[inline]
+    pub(crate) fn push(&mut self, key: u64, parent: u32) -> u32 {
+        let index = u32::try_from(self.open_keys.len()).unwrap_or_else(|_| {
+            panic!(
+                "[memtx internal bug] level index overflow: one shard's part of a BFS level \
+                 holds 2^32 states, beyond this engine's 32-bit indices"
+            )
+        });
+        self.open_keys.push(key);
+        self.open_parents.push(parent);
+        index
+    }
+
+    /// Replaces the parent reference of the open level's `index`-th state.
+    #[inline]
+    pub(crate) fn set_parent(&mut self, index: u32, parent: u32) {
+        self.open_parents[index as usize] = parent;
+    }
+
+    /// Number of states in the open level.
+    pub(crate) fn open_len(&self) -> usize {
+        self.open_keys.len()
+    }
+
+    /// Closes the open level (possibly empty).
+    pub(crate) fn close_level(&mut self) {
+        self.closed += self.open_keys.len() as u64;
+        self.levels.push(Level {
+            keys: self.open_keys.as_slice().into(),
+            parents: self.open_parents.as_slice().into(),
+        });
+        self.open_keys.clear();
+        self.open_parents.clear();
+    }
+
+    /// Number of states in the closed levels.
+    pub(crate) fn len(&self) -> u64 {
+        self.closed
+    }
+
+    /// The key of the `index`-th state of the last closed level (the level being expanded).
+    #[inline]
+    pub(crate) fn last_key(&self, index: usize) -> u64 {
+        match self.levels.last() {
+            Some(level) => level.keys[index],
+            None => panic!("[memtx internal bug] expanding a level that was never closed"),
+        }
+    }
+
+    /// The key and parent reference of the `index`-th state of level `level`.
+    fn entry(&self, level: usize, index: usize) -> Option<(u64, u32)> {
+        let level = self.levels.get(level)?;
+        Some((*level.keys.get(index)?, level.parents[index]))
+    }
+
+    /// The index of `key` in level `level` (a scan: this runs once per discovery).
+    fn find(&self, level: usize, key: u64) -> Option<usize> {
+        self.levels.get(level)?.keys.iter().position(|&k| k == key)
+    }
+
+    /// Bytes held by the closed levels (exactly 12 per state, plus a few per level).
+    pub(crate) fn bytes(&self) -> u64 {
+        let per_level = std::mem::size_of::<Level>();
+        self.levels
+            .iter()
+            .map(|l| (l.keys.len() * 8 + l.parents.len() * 4 + per_level) as u64)
+            .sum::<u64>()
+            + (self.levels.capacity() - self.levels.len()) as u64 * per_level as u64
+    }
+
+    /// Bytes held by the open level's reused vectors (working memory).
+    pub(crate) fn staging_bytes(&self) -> u64 {
+        (self.open_keys.capacity() * 8 + self.open_parents.capacity() * 4) as u64
+    }
+}
+
+/// The chain of keys from an initial state to the state `key` of level `level`, read from
+/// the shards' parent logs; see the [module documentation](self).
+pub(crate) fn key_chain(logs: &[&ParentLog], key: u64, level: usize) -> Vec<u64> {
+    let shards = logs.len();
+    let mut shard = shard_of(key, shards);
+    let mut index = logs[shard]
+        .find(level, key)
+        .unwrap_or_else(|| panic!("[memtx internal bug] key {key:#x} missing from level {level}"));
+    let mut chain = Vec::with_capacity(level + 1);
+    let mut level = level;
+    loop {
+        let Some((key, parent)) = logs[shard].entry(level, index) else {
+            panic!("[memtx internal bug] parent reference to a missing entry of level {level}");
+        };
+        chain.push(key);
+        if level == 0 {
+            assert_eq!(
+                parent, NO_PARENT_REF,
+                "[memtx internal bug] an initial state with a parent"
+            );
+            break;
+        }
+        assert_ne!(
+            parent, NO_PARENT_REF,
+            "[memtx internal bug] a state of level {level} without a parent"
+        );
+        shard = parent as usize % shards;
+        index = parent as usize / shards;
+        level -= 1;
+    }
+    chain.reverse();
+    chain
+}
 
 /// Computes visited-set keys of arbitrary states.
 pub(crate) struct Keyer<'a, M: Model> {
@@ -57,11 +247,12 @@ where
     }
 }
 
-/// Rebuilds the path to the state stored under `key`, `steps` actions from an initial
-/// state; see the [module documentation](self).
+/// Rebuilds the path to the state stored under `key` in level `steps` (that many actions
+/// from an initial state); see the [module documentation](self).
 pub(crate) fn rebuild<M>(
     model: &M,
     keyer: &mut Keyer<'_, M>,
+    logs: &[&ParentLog],
     property: &'static str,
     key: u64,
     steps: usize,
@@ -71,29 +262,7 @@ where
     M::State: Hash + PackedState,
     M::Action: Clone,
 {
-    let tables = keyer.tables;
-    let mut chain = vec![key];
-    let mut at = key;
-    loop {
-        let parent = tables[shard_of(at, tables.len())]
-            .parent_of(at)
-            .unwrap_or_else(|| panic!("[memtx internal bug] key {at:#x} missing from its shard"));
-        if parent == NO_PARENT {
-            break;
-        }
-        chain.push(parent);
-        at = parent;
-        assert!(
-            chain.len() <= steps + 1,
-            "[memtx internal bug] parent chain longer than the discovery depth {steps}"
-        );
-    }
-    assert!(
-        chain.len() == steps + 1,
-        "[memtx internal bug] parent chain of length {} for a discovery at depth {steps}",
-        chain.len()
-    );
-    chain.reverse();
+    let chain = key_chain(logs, key, steps);
 
     let replay_error = |step| ExploreError::PathReplay { property, step };
     let mut current = model
@@ -159,4 +328,63 @@ where
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_log_rebuilds_chains_across_shards() {
+        // Two shards; keys below 2^63 belong to shard 0, the others to shard 1.
+        let shards = 2;
+        let (a, b) = (0x10, 0x8000_0000_0000_0010u64);
+        let (c, d) = (0x20, 0x8000_0000_0000_0020u64);
+        let e = 0x30;
+        assert_eq!((shard_of(a, 2), shard_of(b, 2)), (0, 1));
+        let mut logs = [ParentLog::default(), ParentLog::default()];
+        // Level 0: a in shard 0, b in shard 1.
+        logs[0].push(a, NO_PARENT_REF);
+        logs[1].push(b, NO_PARENT_REF);
+        for log in &mut logs {
+            log.close_level();
+        }
+        // Level 1: c (parent b, index 0 of shard 1) and d (parent a, later replaced by b).
+        logs[0].push(c, parent_ref(0, 1, shards));
+        let at = logs[1].push(d, parent_ref(0, 0, shards));
+        logs[1].set_parent(at, parent_ref(0, 1, shards));
+        // Level 2: e, parent d (index 0 of shard 1).
+        for log in &mut logs {
+            log.close_level();
+        }
+        assert_eq!(logs[0].open_len(), 0);
+        logs[0].push(e, parent_ref(0, 1, shards));
+        for log in &mut logs {
+            log.close_level();
+        }
+        for log in &mut logs {
+            log.push(c, 0);
+            log.close_level();
+        }
+        let logs: Vec<&ParentLog> = logs.iter().collect();
+        assert_eq!(logs[0].last_key(0), c);
+        assert_eq!(logs[0].len() + logs[1].len(), 5 + 2);
+        assert_eq!(logs[1].last_key(0), c);
+        assert_eq!(key_chain(&logs, e, 2), vec![b, d, e]);
+        assert_eq!(key_chain(&logs, c, 1), vec![b, c]);
+        assert_eq!(key_chain(&logs, a, 0), vec![a]);
+        // Exactly 12 bytes per state, plus a fixed size per level.
+        let per_level = std::mem::size_of::<Level>() as u64;
+        assert!(logs[0].bytes() >= 4 * 12 + 4 * per_level);
+    }
+
+    #[test]
+    fn parent_refs_name_shard_and_index() {
+        assert_eq!(parent_ref(0, 0, 1), 0);
+        assert_eq!(parent_ref(5, 2, 3), 17);
+        assert_eq!(17 % 3, 2);
+        assert_eq!(17 / 3, 5);
+        let overflow = std::panic::catch_unwind(|| parent_ref(1 << 32, 0, 1));
+        assert!(overflow.is_err());
+    }
 }

@@ -102,13 +102,26 @@ pub struct MemoryReport {
     /// The process's peak resident set (`VmHWM` from `/proc/self/status`) when the
     /// exploration ended, if readable. Process-wide: it includes whatever ran before.
     pub peak_rss_bytes: Option<u64>,
-    /// Peak of the engine's own accounting: visited tables, frontiers and batch buffers
-    /// (sampled at check points and level ends).
+    /// Peak of the engine's own accounting: visited tables, fresh tables, parent logs,
+    /// frontiers and batch buffers (sampled at check points and level ends).
     pub peak_estimate_bytes: u64,
-    /// Bytes held by the visited tables at the end (buckets, fresh bits, exact-mode storage).
+    /// Bytes held by the visited sets at the end: the tables of keys and, in exact mode,
+    /// the stored states and their offsets.
     pub visited_bytes: u64,
     /// `visited_bytes / unique_states`.
     pub visited_bytes_per_state: f64,
+    /// Bytes held by the parent logs at the end: per state its key and a 32-bit reference
+    /// to its parent (12 bytes), which is what discovery paths are rebuilt from.
+    pub parent_log_bytes: u64,
+    /// `parent_log_bytes / unique_states`.
+    pub parent_log_bytes_per_state: f64,
+    /// `(visited_bytes + parent_log_bytes) / unique_states`: what the engine keeps per
+    /// distinct state once its level is closed.
+    pub stored_bytes_per_state: f64,
+    /// Working memory of the level being explored still held at the end: the fresh tables
+    /// and the parent logs' staging vectors, sized for about the largest level (included in
+    /// `peak_estimate_bytes`, not in the per-state figures).
+    pub level_scratch_bytes: u64,
 }
 
 /// The result of [`explore`](super::explore).

@@ -1,4 +1,5 @@
-//! The visited set: one open-addressing table of 64-bit fingerprints per shard.
+//! The visited set: per shard, an open-addressing table of 64-bit keys for the closed BFS
+//! levels and a *fresh table* for the level being explored.
 //!
 //! # Fingerprints
 //!
@@ -10,59 +11,113 @@
 //! half the table is never used, and so on). MurmurHash3's 64-bit finalizer `fmix64` is a
 //! bijection whose every output bit depends on every input bit, so after it every bit of the
 //! fingerprint is usable: the top 32 bits choose the shard (see [`shard_of`]) and the low
-//! bits choose the bucket inside the shard's table. Being a bijection, it cannot add
+//! 32 bits choose the bucket inside the shard's tables. Being a bijection, it cannot add
 //! collisions that FxHash did not already have.
 //!
-//! # Layout
+//! # What is stored, and why it is split
 //!
-//! The table is an array of 64-byte, cache-line-aligned buckets of four slots. A slot is a
-//! `(key, parent)` pair of `u64`s, 16 bytes: `key` is the state's fingerprint (in exact mode,
-//! see below, a *key* derived from it) and `parent` is the key of the state it was first
-//! reached from (0 for an initial state). Probing is linear over buckets: look at the four
-//! keys of the home bucket, then of the next bucket, and so on, until the key or an empty
-//! slot is found. Slots are filled in order and never deleted, so an empty slot ends the
-//! search. The table doubles when seven eighths of its slots are used; with four slots per
-//! cache line, even that load costs about one cache miss per lookup, and it keeps the table
-//! at 16 to 32 bytes per state. (If the memory budget forbids growing, the table fills up to
-//! 15/16 and further new states are dropped, which the explorer reports as an early stop for
-//! memory.)
+//! Until a state's level is closed, the engine must know more than "this state was seen":
+//! it must know which of the state's parents to keep for the path, and that choice is still
+//! open while other parents of the same level may arrive (see [`super::path`]). Once the
+//! level is closed the parent never changes again, and the visited set needs only to answer
+//! "seen or not". An earlier design kept both questions in one table of 16-byte
+//! `(key, parent key)` slots, with a "fresh" bit per slot to tell states of the open level
+//! from older ones; its power-of-two size put it anywhere between 18 and 37 bytes per state
+//! depending on where the state count fell. The storage is now split three ways:
 //!
-//! # Fresh bits and deterministic parents
+//! * [`VisitedTable`]: the keys of every state of the closed levels, 8 bytes a slot, and
+//!   nothing else. This is the visited set proper.
+//! * [`FreshTable`]: the states first reached during the open level, with the smallest
+//!   parent key seen so far and the state's index in the level. Working memory, sized for
+//!   about one level and reused from level to level.
+//! * The parent log ([`super::path::ParentLog`]): once a level closes, its keys and a
+//!   32-bit parent reference per state, 12 bytes, in arrays of exact size.
 //!
-//! Beside the buckets the table keeps one bit per slot, "fresh": set when the slot was filled
-//! during the current BFS level and cleared when the level ends. When a successor arrives
-//! whose key is already present *and fresh*, the state was first reached during this level, so
-//! the new parent is at the same depth as the stored one and equally short; the table keeps
-//! the smaller of the two parent keys. When the level ends, every state of the new level has
-//! as parent the smallest key among all its parents at the previous depth, whatever the
-//! order in which threads delivered them. Without the bit the table could not tell a
-//! same-depth parent from a deeper one, and updating the parent of an older state would
-//! lengthen its path. The bit costs 1/128 of the table.
+//! A successor is looked up in both tables: found in the visited table, it is an old state;
+//! found in the fresh table, it is a state of the open level, and its parent key is
+//! compared with the stored one; found in neither, it is new and joins the fresh table. The
+//! two tables never hold the same key, so the order of the two lookups does not change the
+//! answer; the shard picks, level by level, the order that needs fewer cache misses
+//! ([`super::shard`]). When the level closes, the fresh table is *drained*: each key is
+//! added to the visited table and the fresh table is left empty for the next level.
+//!
+//! # The visited table
+//!
+//! An array of 64-byte, cache-line-aligned buckets of eight keys. The home bucket of a key
+//! is a multiply-shift range reduction, `((rotl(key, 32) · buckets) >> 64)`: the rotation
+//! puts the low 32 bits (which do not take part in the choice of the shard) on top, so the
+//! keys of one shard spread over all of its buckets, and the multiplication maps them onto
+//! any number of buckets, not only a power of two. Probing is linear over buckets: look at
+//! the eight keys of the home bucket, then of the next bucket (wrapping at the end), until
+//! the key or an empty slot is found. Keys are filled in order and never deleted, so an
+//! empty slot ends the search.
+//!
+//! The table grows by half (1.5×) when seven eighths of its slots are taken, counting the
+//! keys of the open level that will move in when it closes. Just before a growth the load is
+//! 7/8, just after it 7/12; the table therefore holds its keys at 8/0.875 ≈ 9.1 to
+//! 8/0.583 ≈ 13.7 bytes per key, **at most 16 bytes per state at any state count** past its
+//! initial 4 KiB. Doubling would have allowed loads down to 7/16 (18.3 bytes per key); a
+//! power-of-two size is what forced it, and multiply-shift removes that constraint for the
+//! price of one multiplication per lookup. Eight keys per cache line keep a lookup at about
+//! one cache miss even at 7/8 load. Growing by half moves every key more often than
+//! doubling (each key is moved about twice, instead of once, over the table's life), but the
+//! move is cheap: the home function is monotone, so reading the old buckets in order writes
+//! the new buckets in (almost) ascending order, which the hardware prefetcher follows.
+//!
+//! If the memory budget forbids growing, the table accepts keys up to 15/16 of its slots;
+//! further new states are dropped, which the explorer reports as an early stop for memory.
+//!
+//! # The fresh table
+//!
+//! Same probing and home function, but a bucket holds three 20-byte entries
+//! `(key, parent key, index)`: the key, the smallest key among the parents that reached the
+//! state so far during this level, and the state's position in the open level (its index in
+//! the next frontier and in the parent log's open level). It doubles at 7/8 load and
+//! stops at 15/16 when it may not grow. Doubling in the middle of a level moves every entry,
+//! so when a level closes the table is instead sized, in one allocation, for the next
+//! level's expected size (the closed level's size times its growth over the level before,
+//! at 3/4 load), when it is too small for that or more than four times too big and the
+//! memory budget allows. Because the two tables use the same monotone home function,
+//! draining the fresh table bucket by bucket feeds keys to the visited table in almost
+//! ascending bucket order too; the drain also prefetches the visited table's bucket of the
+//! key four fresh buckets ahead, since consecutive keys usually land on different cache
+//! lines.
 //!
 //! # Exact mode
 //!
-//! In exact mode each slot also records where the state's packed bytes live in a per-shard
-//! arena. A key match then compares bytes: equal bytes are the same state; different bytes
-//! are a fingerprint collision, and the state is looked up again under the next key of its
-//! *probe sequence*, `key_i = top32(fp) | low32(fmix64(fp ^ i·φ))` for `i = 1, 2, …`, until
-//! its bytes or an empty slot are found. Every key of the sequence keeps the fingerprint's top
-//! 32 bits, so a state and all its keys live in the same shard, and a key alone still names
-//! its shard when a parent link is followed.
+//! In exact mode the visited table also records, per slot, where the state's packed bytes
+//! live in a per-shard arena; the fresh table needs nothing more, since a state of the open
+//! level has its bytes in the next frontier at its index. A key match then compares bytes:
+//! equal bytes are the same state; different bytes are a fingerprint collision, and the
+//! state is looked up again under the next key of its *probe sequence*,
+//! `key_i = top32(fp) | low32(fmix64(fp ^ i·φ))` for `i = 1, 2, …`, until its bytes or an
+//! absent key are found. Every key of the sequence keeps the fingerprint's top 32 bits, so a
+//! state and all its keys live in the same shard, and a key alone still names its shard when
+//! a discovery is looked up in the parent log.
 
 use rustc_hash::FxHasher;
 use std::hash::{Hash, Hasher};
 
-/// Parent link of an initial state (0 is never a key).
+/// Parent key of an initial state (0 is never a key).
 pub(crate) const NO_PARENT: u64 = 0;
 
 /// Value that replaces a fingerprint of 0, which is reserved for empty slots.
 const ZERO_REPLACEMENT: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// Slots per bucket: four 16-byte slots fill one 64-byte cache line.
-const SLOTS: usize = 4;
+/// Keys per bucket of the visited table: eight 8-byte keys fill one 64-byte cache line.
+const SLOTS: usize = 8;
 
-/// Initial number of buckets per shard (a power of two).
+/// Initial number of buckets of a visited table (any number works; 64 buckets are 4 KiB).
 const INITIAL_BUCKETS: usize = 64;
+
+/// Entries per bucket of a fresh table: three 20-byte entries in one 64-byte cache line.
+const FRESH_SLOTS: usize = 3;
+
+/// Initial (and smallest) number of buckets of a fresh table (12 KiB).
+const FRESH_INITIAL_BUCKETS: usize = 192;
+
+/// How many buckets ahead [`FreshTable::drain`] prefetches.
+const DRAIN_AHEAD: usize = 4;
 
 /// The MurmurHash3 64-bit finalizer: a bijection that mixes every input bit into every
 /// output bit.
@@ -116,7 +171,7 @@ pub fn shard_of(key: u64, shards: usize) -> usize {
 /// The `attempt`-th key of a fingerprint's exact-mode probe sequence (attempt 0 is the
 /// fingerprint itself). Keeps the top 32 bits so that the shard does not change.
 #[inline]
-fn probe_key(fp: u64, attempt: u32) -> u64 {
+pub(crate) fn probe_key(fp: u64, attempt: u32) -> u64 {
     if attempt == 0 {
         return fp;
     }
@@ -125,19 +180,35 @@ fn probe_key(fp: u64, attempt: u32) -> u64 {
 }
 
 /// After this many colliding keys for one fingerprint, something is badly wrong.
-const MAX_PROBE_ATTEMPTS: u32 = 1 << 16;
+pub(crate) const MAX_PROBE_ATTEMPTS: u32 = 1 << 16;
+
+/// The home bucket of `key` in a table of `buckets` buckets: a multiply-shift range
+/// reduction of the key rotated by 32 bits, so that its low 32 bits, which do not take part
+/// in the choice of the shard, decide the most. Monotone in the rotated key, so a table's
+/// keys, read bucket after bucket, come in (almost) ascending order of home position in any
+/// other table.
+#[inline]
+fn home(key: u64, buckets: usize) -> usize {
+    ((u128::from(key.rotate_left(32)) * buckets as u128) >> 64) as usize
+}
+
+/// Number of entries at which a table of `slots` slots grows: 7/8 of them.
+fn growth_threshold(slots: usize) -> usize {
+    slots / 8 * 7 + (slots % 8) * 7 / 8
+}
+
+/// Number of entries a table of `slots` slots may hold when it may not grow: 15/16.
+fn fill_limit(slots: usize) -> usize {
+    slots / 16 * 15 + (slots % 16) * 15 / 16
+}
 
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
-struct Bucket {
+struct KeyBucket {
     keys: [u64; SLOTS],
-    parents: [u64; SLOTS],
 }
 
-const EMPTY_BUCKET: Bucket = Bucket {
-    keys: [0; SLOTS],
-    parents: [0; SLOTS],
-};
+const EMPTY_KEYS: KeyBucket = KeyBucket { keys: [0; SLOTS] };
 
 /// Exact-mode storage: per slot, the offset of the state's bytes in `arena`, where each
 /// state is stored as a 4-byte little-endian length followed by the bytes.
@@ -164,219 +235,174 @@ impl ExactStore {
     }
 }
 
-/// Result of [`VisitedTable::insert`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Insert {
-    /// The state was not present and now is, under this key.
-    New(u64),
-    /// The state was already present.
-    Known,
-    /// The state was not present and the table is full (memory budget exhausted).
-    Full,
-}
-
-/// A shard's visited set; see the [module documentation](self).
+/// A shard's visited set: the keys of every state of the closed levels; see the
+/// [module documentation](self).
 pub(crate) struct VisitedTable {
-    buckets: Vec<Bucket>,
-    fresh: Vec<u64>,
+    buckets: Vec<KeyBucket>,
     len: usize,
+    /// `growth_threshold(slots)`, cached for the hot path.
+    grow_at: usize,
+    /// `fill_limit(slots)`, cached for the hot path.
+    limit: usize,
     exact: Option<ExactStore>,
-    collisions: u64,
 }
 
 impl VisitedTable {
     /// An empty table; `exact` also stores every state's bytes.
     pub(crate) fn new(exact: bool) -> Self {
-        let slots = INITIAL_BUCKETS * SLOTS;
+        Self::with_buckets(INITIAL_BUCKETS, exact)
+    }
+
+    fn with_buckets(buckets: usize, exact: bool) -> Self {
+        let slots = buckets * SLOTS;
         VisitedTable {
-            buckets: vec![EMPTY_BUCKET; INITIAL_BUCKETS],
-            fresh: vec![0; slots / 64],
+            buckets: vec![EMPTY_KEYS; buckets],
             len: 0,
+            grow_at: growth_threshold(slots),
+            limit: fill_limit(slots),
             exact: exact.then(|| ExactStore {
                 offsets: vec![0; slots],
                 arena: Vec::new(),
             }),
-            collisions: 0,
         }
     }
 
-    /// Number of states stored.
+    /// Number of keys stored.
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Number of slots.
-    fn slots(&self) -> usize {
+    pub(crate) fn slots(&self) -> usize {
         self.buckets.len() * SLOTS
     }
 
-    /// States stored under a secondary key because their fingerprint collided with another
-    /// state's (exact mode only).
-    pub(crate) fn collisions(&self) -> u64 {
-        self.collisions
+    /// Number of keys (stored plus reserved) at which the table should grow.
+    #[inline]
+    pub(crate) fn grow_at(&self) -> usize {
+        self.grow_at
     }
 
-    /// Whether `additional` more states would take the table past its growth threshold.
-    pub(crate) fn wants_growth(&self, additional: usize) -> bool {
-        (self.len + additional) * 8 > self.slots() * 7
+    /// Number of keys the table may hold when it may not grow (15/16 of its slots).
+    #[inline]
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
     }
 
-    /// Whether a state can still be added without growing (the hard fill limit, 15/16).
-    fn can_fill(&self) -> bool {
-        self.len * 16 < self.slots() * 15
-    }
-
-    /// Bytes held by the table (buckets, fresh bits, exact-mode offsets and arena).
+    /// Bytes held by the table (buckets, exact-mode offsets and arena).
     pub(crate) fn bytes(&self) -> u64 {
-        let mut bytes =
-            self.buckets.capacity() * std::mem::size_of::<Bucket>() + self.fresh.capacity() * 8;
+        let mut bytes = self.buckets.capacity() * std::mem::size_of::<KeyBucket>();
         if let Some(exact) = &self.exact {
             bytes += exact.offsets.capacity() * 8 + exact.arena.capacity();
         }
         bytes as u64
     }
 
-    /// Bytes that doubling the table would allocate on top of [`VisitedTable::bytes`]
+    /// The number of buckets after the next growth: half as many again.
+    fn grown_buckets(&self) -> usize {
+        let buckets = self.buckets.len();
+        buckets + (buckets / 2).max(1)
+    }
+
+    /// Bytes that growing the table would allocate on top of [`VisitedTable::bytes`]
     /// (the new arrays, while the old ones are still alive).
     pub(crate) fn growth_bytes(&self) -> u64 {
-        let slots = self.slots() as u64 * 2;
-        let per_slot = if self.exact.is_some() { 16 + 8 } else { 16 };
-        slots * per_slot + slots / 8
+        let buckets = self.grown_buckets() as u64;
+        let per_bucket = if self.exact.is_some() {
+            64 + 8 * SLOTS as u64
+        } else {
+            64
+        };
+        buckets * per_bucket
     }
 
     /// Hints the CPU to load the home bucket of `key` into cache.
     #[inline]
     pub(crate) fn prefetch(&self, key: u64) {
-        let index = key as usize & (self.buckets.len() - 1);
-        let ptr = self.buckets.as_ptr().wrapping_add(index);
-        prefetch_read(ptr.cast());
+        let index = home(key, self.buckets.len());
+        prefetch_read(self.buckets.as_ptr().wrapping_add(index).cast());
     }
 
-    /// Clears every fresh bit (called when a BFS level ends).
-    pub(crate) fn clear_fresh(&mut self) {
-        self.fresh.fill(0);
-    }
-
-    #[inline]
-    fn is_fresh(&self, slot: usize) -> bool {
-        self.fresh[slot / 64] >> (slot % 64) & 1 == 1
-    }
-
-    #[inline]
-    fn set_fresh(&mut self, slot: usize) {
-        self.fresh[slot / 64] |= 1 << (slot % 64);
-    }
-
-    /// Inserts a state reached from `parent` (or [`NO_PARENT`]) with fingerprint `fp`;
-    /// `bytes` is its packed form (only read in exact mode). A state already present keeps
-    /// its key; if it was added during the current level its parent becomes the smaller of
-    /// the stored and the offered parent.
-    #[inline(always)]
-    pub(crate) fn insert(&mut self, fp: u64, parent: u64, bytes: &[u8]) -> Insert {
-        if self.exact.is_some() {
-            return self.insert_exact(fp, parent, bytes);
-        }
-        let mask = self.buckets.len() - 1;
-        let mut index = fp as usize & mask;
-        loop {
-            for i in 0..SLOTS {
-                let key = self.buckets[index].keys[i];
-                if key == fp {
-                    let slot = index * SLOTS + i;
-                    if parent < self.buckets[index].parents[i] && self.is_fresh(slot) {
-                        self.buckets[index].parents[i] = parent;
-                    }
-                    return Insert::Known;
-                }
-                if key == 0 {
-                    if !self.can_fill() {
-                        return Insert::Full;
-                    }
-                    let bucket = &mut self.buckets[index];
-                    bucket.keys[i] = fp;
-                    bucket.parents[i] = parent;
-                    self.set_fresh(index * SLOTS + i);
-                    self.len += 1;
-                    return Insert::New(fp);
-                }
-            }
-            index = (index + 1) & mask;
-        }
-    }
-
-    #[inline(never)]
-    fn insert_exact(&mut self, fp: u64, parent: u64, bytes: &[u8]) -> Insert {
-        let mask = self.buckets.len() - 1;
-        let mut attempt = 0;
-        'keys: loop {
-            let want = probe_key(fp, attempt);
-            let mut index = want as usize & mask;
-            loop {
-                for i in 0..SLOTS {
-                    let key = self.buckets[index].keys[i];
-                    let slot = index * SLOTS + i;
-                    if key == want {
-                        let same = self
-                            .exact
-                            .as_ref()
-                            .is_some_and(|e| e.bytes_at(slot) == bytes);
-                        if !same {
-                            attempt += 1;
-                            assert!(
-                                attempt < MAX_PROBE_ATTEMPTS,
-                                "[memtx internal bug] {attempt} colliding keys for one fingerprint"
-                            );
-                            continue 'keys;
-                        }
-                        if parent < self.buckets[index].parents[i] && self.is_fresh(slot) {
-                            self.buckets[index].parents[i] = parent;
-                        }
-                        return Insert::Known;
-                    }
-                    if key == 0 {
-                        if !self.can_fill() {
-                            return Insert::Full;
-                        }
-                        let bucket = &mut self.buckets[index];
-                        bucket.keys[i] = want;
-                        bucket.parents[i] = parent;
-                        self.set_fresh(slot);
-                        if let Some(exact) = &mut self.exact {
-                            exact.push(slot, bytes);
-                        }
-                        if attempt > 0 {
-                            self.collisions += 1;
-                        }
-                        self.len += 1;
-                        return Insert::New(want);
-                    }
-                }
-                index = (index + 1) & mask;
-            }
+    /// A copy of what [`VisitedTable::prefetch`] needs, usable while the table is
+    /// borrowed mutably (the address is only ever used as a prefetch hint).
+    pub(crate) fn prefetcher(&self) -> Prefetcher {
+        Prefetcher {
+            base: self.buckets.as_ptr().cast(),
+            buckets: self.buckets.len(),
         }
     }
 
     /// The slot holding `key`, if any.
-    fn find(&self, key: u64) -> Option<usize> {
-        let mask = self.buckets.len() - 1;
-        let mut index = key as usize & mask;
+    #[inline]
+    pub(crate) fn find(&self, key: u64) -> Option<usize> {
+        let buckets = self.buckets.len();
+        let mut index = home(key, buckets);
         loop {
-            for i in 0..SLOTS {
-                match self.buckets[index].keys[i] {
-                    k if k == key => return Some(index * SLOTS + i),
-                    0 => return None,
-                    _ => {}
+            let bucket = &self.buckets[index];
+            for (i, &k) in bucket.keys.iter().enumerate() {
+                if k == key {
+                    return Some(index * SLOTS + i);
+                }
+                if k == 0 {
+                    return None;
                 }
             }
-            index = (index + 1) & mask;
+            index += 1;
+            if index == buckets {
+                index = 0;
+            }
         }
     }
 
-    /// The parent link stored for `key` ([`NO_PARENT`] for an initial state), or `None`
-    /// if the key is absent.
-    pub(crate) fn parent_of(&self, key: u64) -> Option<u64> {
-        let slot = self.find(key)?;
-        Some(self.buckets[slot / SLOTS].parents[slot % SLOTS])
+    /// Whether `key` is stored.
+    #[inline]
+    pub(crate) fn contains(&self, key: u64) -> bool {
+        self.find(key).is_some()
+    }
+
+    /// Stores `key`, which must be absent, in the first empty slot of its probe sequence,
+    /// and returns that slot. The caller keeps the table below its fill limit.
+    #[inline]
+    fn place(buckets: &mut [KeyBucket], key: u64) -> usize {
+        let count = buckets.len();
+        let mut index = home(key, count);
+        loop {
+            let bucket = &mut buckets[index];
+            for (i, slot) in bucket.keys.iter_mut().enumerate() {
+                if *slot == 0 {
+                    *slot = key;
+                    return index * SLOTS + i;
+                }
+            }
+            index += 1;
+            if index == count {
+                index = 0;
+            }
+        }
+    }
+
+    /// Adds a key known to be absent (a state of the level being closed) and returns its
+    /// slot.
+    #[inline]
+    pub(crate) fn add(&mut self, key: u64) -> usize {
+        assert!(
+            self.len < self.slots(),
+            "[memtx internal bug] visited table full when a level was closed"
+        );
+        self.len += 1;
+        Self::place(&mut self.buckets, key)
+    }
+
+    /// In exact mode, stores the packed bytes of the state just added in `slot`.
+    pub(crate) fn store_bytes(&mut self, slot: usize, bytes: &[u8]) {
+        if let Some(exact) = &mut self.exact {
+            exact.push(slot, bytes);
+        }
+    }
+
+    /// In exact mode, the packed bytes of the state in `slot`.
+    pub(crate) fn bytes_at(&self, slot: usize) -> Option<&[u8]> {
+        self.exact.as_ref().map(|e| e.bytes_at(slot))
     }
 
     /// The key under which the state with fingerprint `fp` and packed form `bytes` is
@@ -396,45 +422,252 @@ impl VisitedTable {
         None
     }
 
-    /// Doubles the number of buckets, moving every slot with its parent, fresh bit and
-    /// exact-mode offset.
+    /// Grows the table by half (to a bucket count that need not be a power of two), moving
+    /// every key with its exact-mode offset. Reading the old buckets in order writes the
+    /// new ones in (almost) ascending order too, because [`home`] is monotone.
     pub(crate) fn grow(&mut self) {
-        let new_buckets = self.buckets.len() * 2;
+        let new_buckets = self.grown_buckets();
         let new_slots = new_buckets * SLOTS;
-        let mask = new_buckets - 1;
-        let mut buckets = vec![EMPTY_BUCKET; new_buckets];
-        let mut fresh = vec![0u64; new_slots / 64];
+        let mut buckets = vec![EMPTY_KEYS; new_buckets];
         let mut offsets = self.exact.as_ref().map(|_| vec![0u64; new_slots]);
         for (old_index, bucket) in self.buckets.iter().enumerate() {
-            for i in 0..SLOTS {
-                let key = bucket.keys[i];
+            for (i, &key) in bucket.keys.iter().enumerate() {
                 if key == 0 {
                     continue;
                 }
-                let old_slot = old_index * SLOTS + i;
-                let mut index = key as usize & mask;
-                let slot = 'place: loop {
-                    for j in 0..SLOTS {
-                        if buckets[index].keys[j] == 0 {
-                            buckets[index].keys[j] = key;
-                            buckets[index].parents[j] = bucket.parents[i];
-                            break 'place index * SLOTS + j;
-                        }
-                    }
-                    index = (index + 1) & mask;
-                };
-                if self.is_fresh(old_slot) {
-                    fresh[slot / 64] |= 1 << (slot % 64);
-                }
+                let slot = Self::place(&mut buckets, key);
                 if let (Some(new), Some(old)) = (&mut offsets, &self.exact) {
-                    new[slot] = old.offsets[old_slot];
+                    new[slot] = old.offsets[old_index * SLOTS + i];
                 }
             }
         }
         self.buckets = buckets;
-        self.fresh = fresh;
+        self.grow_at = growth_threshold(new_slots);
+        self.limit = fill_limit(new_slots);
         if let (Some(new), Some(exact)) = (offsets, &mut self.exact) {
             exact.offsets = new;
+        }
+    }
+}
+
+/// The bucket array's address and length, to prefetch home buckets; see
+/// [`VisitedTable::prefetcher`]. Stale once the table grows, which only makes the hints
+/// useless, never wrong.
+pub(crate) struct Prefetcher {
+    base: *const i8,
+    buckets: usize,
+}
+
+impl Prefetcher {
+    /// Hints the CPU to load the home bucket of `key` into cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        let offset = home(key, self.buckets) * std::mem::size_of::<KeyBucket>();
+        prefetch_read(self.base.wrapping_add(offset));
+    }
+}
+
+/// One cache line of a fresh table: three entries `(key, parent key, index)`.
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct FreshBucket {
+    keys: [u64; FRESH_SLOTS],
+    parents: [u64; FRESH_SLOTS],
+    index: [u32; FRESH_SLOTS],
+}
+
+const EMPTY_FRESH: FreshBucket = FreshBucket {
+    keys: [0; FRESH_SLOTS],
+    parents: [0; FRESH_SLOTS],
+    index: [0; FRESH_SLOTS],
+};
+
+/// Result of [`FreshTable::probe`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    /// The key is in this slot.
+    Found(usize),
+    /// The key is absent; this slot is where [`FreshTable::fill`] puts it.
+    Vacant(usize),
+}
+
+/// The states first reached during the current level: key → (smallest parent key so far,
+/// index in the level); see the [module documentation](self).
+pub(crate) struct FreshTable {
+    buckets: Vec<FreshBucket>,
+    len: usize,
+    grow_at: usize,
+    limit: usize,
+}
+
+impl FreshTable {
+    /// An empty table of the smallest size.
+    pub(crate) fn new() -> Self {
+        Self::with_buckets(FRESH_INITIAL_BUCKETS)
+    }
+
+    fn with_buckets(buckets: usize) -> Self {
+        let slots = buckets * FRESH_SLOTS;
+        FreshTable {
+            buckets: vec![EMPTY_FRESH; buckets],
+            len: 0,
+            grow_at: growth_threshold(slots),
+            limit: fill_limit(slots),
+        }
+    }
+
+    /// Number of entries.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Number of entries at which the table should grow.
+    #[inline]
+    pub(crate) fn grow_at(&self) -> usize {
+        self.grow_at
+    }
+
+    /// Number of entries the table may hold when it may not grow (15/16 of its slots).
+    #[inline]
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes held by the table.
+    pub(crate) fn bytes(&self) -> u64 {
+        (self.buckets.capacity() * std::mem::size_of::<FreshBucket>()) as u64
+    }
+
+    /// Bytes that doubling the table would allocate on top of [`FreshTable::bytes`].
+    pub(crate) fn growth_bytes(&self) -> u64 {
+        (self.buckets.len() * 2 * std::mem::size_of::<FreshBucket>()) as u64
+    }
+
+    /// Hints the CPU to load the home bucket of `key` into cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u64) {
+        let index = home(key, self.buckets.len());
+        prefetch_read(self.buckets.as_ptr().wrapping_add(index).cast());
+    }
+
+    /// Looks `key` up.
+    #[inline]
+    pub(crate) fn probe(&self, key: u64) -> Probe {
+        let buckets = self.buckets.len();
+        let mut index = home(key, buckets);
+        loop {
+            let bucket = &self.buckets[index];
+            for (i, &k) in bucket.keys.iter().enumerate() {
+                if k == key {
+                    return Probe::Found(index * FRESH_SLOTS + i);
+                }
+                if k == 0 {
+                    return Probe::Vacant(index * FRESH_SLOTS + i);
+                }
+            }
+            index += 1;
+            if index == buckets {
+                index = 0;
+            }
+        }
+    }
+
+    /// Fills the vacant `slot` returned by [`FreshTable::probe`] (with no insertion since).
+    #[inline]
+    pub(crate) fn fill(&mut self, slot: usize, key: u64, parent: u64, index: u32) {
+        let bucket = &mut self.buckets[slot / FRESH_SLOTS];
+        let i = slot % FRESH_SLOTS;
+        bucket.keys[i] = key;
+        bucket.parents[i] = parent;
+        bucket.index[i] = index;
+        self.len += 1;
+    }
+
+    /// The parent key and level index stored in `slot`.
+    #[inline]
+    pub(crate) fn entry(&self, slot: usize) -> (u64, u32) {
+        let bucket = &self.buckets[slot / FRESH_SLOTS];
+        let i = slot % FRESH_SLOTS;
+        (bucket.parents[i], bucket.index[i])
+    }
+
+    /// Replaces the parent key stored in `slot`.
+    #[inline]
+    pub(crate) fn set_parent(&mut self, slot: usize, parent: u64) {
+        self.buckets[slot / FRESH_SLOTS].parents[slot % FRESH_SLOTS] = parent;
+    }
+
+    /// Doubles the table, moving every entry.
+    pub(crate) fn grow(&mut self) {
+        let mut grown = Self::with_buckets(self.buckets.len() * 2);
+        for bucket in &self.buckets {
+            for i in 0..FRESH_SLOTS {
+                let key = bucket.keys[i];
+                if key == 0 {
+                    continue;
+                }
+                if let Probe::Vacant(slot) = grown.probe(key) {
+                    grown.fill(slot, key, bucket.parents[i], bucket.index[i]);
+                }
+            }
+        }
+        *self = grown;
+    }
+
+    /// Calls `f(key, index)` for every entry, in bucket order, and empties the table;
+    /// `prefetch(key)` is called a few buckets ahead of `f`, for the key that `f` will get
+    /// there (so that `f`'s own cache misses overlap).
+    pub(crate) fn drain(&mut self, prefetch: impl Fn(u64), mut f: impl FnMut(u64, u32)) {
+        let count = self.buckets.len();
+        for at in 0..count {
+            if let Some(ahead) = self.buckets.get(at + DRAIN_AHEAD) {
+                if ahead.keys[0] != 0 {
+                    prefetch(ahead.keys[0]);
+                }
+            }
+            let bucket = &mut self.buckets[at];
+            if bucket.keys[0] == 0 {
+                // Entries fill a bucket from its first slot; an empty first slot means an
+                // empty bucket.
+                continue;
+            }
+            for i in 0..FRESH_SLOTS {
+                if bucket.keys[i] != 0 {
+                    f(bucket.keys[i], bucket.index[i]);
+                }
+            }
+            *bucket = EMPTY_FRESH;
+        }
+        self.len = 0;
+    }
+
+    /// The number of buckets that suits a level of about `expected` states (3/4 load).
+    fn buckets_for(expected: usize) -> usize {
+        (expected / 9 * 4 + expected % 9 * 4 / 9 + 1).max(FRESH_INITIAL_BUCKETS)
+    }
+
+    /// Bytes that [`FreshTable::resize_for`] would allocate on top of what it frees, if
+    /// it would resize at all.
+    pub(crate) fn resize_bytes(&self, expected: usize) -> Option<u64> {
+        let want = Self::buckets_for(expected);
+        let have = self.buckets.len();
+        let resize = have < want || have > want * 4;
+        let bucket = std::mem::size_of::<FreshBucket>() as u64;
+        resize.then(|| (want as u64).saturating_sub(have as u64) * bucket)
+    }
+
+    /// Resizes the empty table for a level of about `expected` states if it is too small
+    /// for it or more than four times too big (it still grows on demand).
+    pub(crate) fn resize_for(&mut self, expected: usize) {
+        assert_eq!(
+            self.len, 0,
+            "[memtx internal bug] resizing a non-empty fresh table"
+        );
+        if self.resize_bytes(expected).is_some() {
+            // Free the old array first, so that both are never held at once.
+            self.buckets = Vec::new();
+            *self = Self::with_buckets(Self::buckets_for(expected));
         }
     }
 }
@@ -457,48 +690,176 @@ fn prefetch_read(_ptr: *const i8) {}
 mod tests {
     use super::*;
 
-    #[test]
-    fn insert_find_grow_keep_parents() {
-        let mut table = VisitedTable::new(false);
-        for i in 1..=10_000u64 {
-            let fp = fmix64(i) | 1;
-            if table.wants_growth(1) {
-                table.grow();
-            }
-            assert_eq!(table.insert(fp, i, &[]), Insert::New(fp));
-        }
-        assert_eq!(table.len(), 10_000);
-        for i in 1..=10_000u64 {
-            let fp = fmix64(i) | 1;
-            assert_eq!(table.insert(fp, 0, &[]), Insert::Known);
-            // Fresh: the smaller parent 0 replaced the stored one.
-            assert_eq!(table.parent_of(fp), Some(0));
-        }
-        table.clear_fresh();
-        let fp = fmix64(7) | 1;
-        assert_eq!(table.insert(fp, 99, &[]), Insert::Known);
-        assert_eq!(table.parent_of(fp), Some(0));
-        assert_eq!(table.parent_of(12345), None);
+    fn key(i: u64) -> u64 {
+        nonzero(fmix64(i))
     }
 
     #[test]
-    fn exact_mode_tells_colliding_states_apart() {
+    fn growth_at_non_power_of_two_sizes_keeps_every_key_findable() {
+        let mut table = VisitedTable::new(false);
+        let mut sizes = vec![table.slots()];
+        for i in 1..=200_000u64 {
+            if table.len() >= table.grow_at() {
+                table.grow();
+                sizes.push(table.slots());
+            }
+            assert!(!table.contains(key(i)));
+            table.add(key(i));
+        }
+        assert_eq!(table.len(), 200_000);
+        // 64 buckets of 8 slots, then half as many buckets again (rounded down) each
+        // time: 96, 144, 216, 324, 486, 729, 1093, ... — most of them not powers of two.
+        assert!(sizes.len() > 8);
+        assert!(sizes.iter().filter(|s| !s.is_power_of_two()).count() >= sizes.len() - 2);
+        for pair in sizes.windows(2) {
+            let (before, after) = (pair[0] / SLOTS, pair[1] / SLOTS);
+            assert_eq!(after, before + before / 2);
+        }
+        for i in 1..=200_000u64 {
+            assert!(table.contains(key(i)), "key {i} lost");
+        }
+        assert!(!table.contains(key(200_001)));
+        // The load never exceeded 7/8 and, after the first growths, never fell below
+        // 7/12: between 8/0.875 ≈ 9.1 and 8/(7/12) ≈ 13.7 bytes per key.
+        let per_key = table.bytes() as f64 / table.len() as f64;
+        assert!((9.1..=13.8).contains(&per_key), "{per_key} bytes per key");
+    }
+
+    #[test]
+    fn growth_keeps_keys_that_wrapped_around_the_end() {
+        // Keys whose low 32 bits are near the top all have their home in the last bucket:
+        // they fill it, wrap around to the first buckets, and must be found after every
+        // growth, mixed with ordinary keys.
+        let crowded = |i: u64| (key(i) & 0xFFFF_FFFF_0000_0000) | (0xFFFF_F000 + i % 4096);
+        let mut table = VisitedTable::new(true);
+        let mut all = Vec::new();
+        for i in 1..=3_000u64 {
+            for k in [crowded(i), key(i)] {
+                if table.len() >= table.grow_at() {
+                    table.grow();
+                }
+                if !table.contains(k) {
+                    let slot = table.add(k);
+                    table.store_bytes(slot, &k.to_le_bytes());
+                    all.push(k);
+                }
+            }
+            if i == 40 {
+                // The crowded keys have wrapped: some sit before their home.
+                assert!(all
+                    .iter()
+                    .any(|&k| table.find(k).is_some_and(|s| s / SLOTS < home(k, 64))));
+            }
+        }
+        for &k in &all {
+            let slot = table.find(k).expect("every key is findable");
+            assert_eq!(table.bytes_at(slot), Some(&k.to_le_bytes()[..]));
+        }
+    }
+
+    #[test]
+    fn keys_of_one_shard_spread_over_every_bucket() {
+        // The home bucket must not depend on the bits that choose the shard: with 7
+        // shards, the keys of shard 3 alone must still reach every bucket of a table.
+        let buckets = 1000;
+        let mut hit = vec![false; buckets];
+        let mut i = 0u64;
+        let mut seen = 0;
+        while seen < 200_000 {
+            i += 1;
+            let k = key(i);
+            if shard_of(k, 7) != 3 {
+                continue;
+            }
+            seen += 1;
+            hit[home(k, buckets)] = true;
+        }
+        assert!(hit.iter().all(|h| *h));
+    }
+
+    #[test]
+    fn fill_limits_and_thresholds() {
+        assert_eq!(growth_threshold(512), 448);
+        assert_eq!(fill_limit(512), 480);
+        assert_eq!(growth_threshold(768), 672);
+        assert_eq!(growth_threshold(576), 504);
+        assert_eq!(fill_limit(9), 8);
+        let table = VisitedTable::new(false);
+        assert_eq!(table.growth_bytes(), 96 * 64);
+        assert_eq!(table.bytes(), 64 * 64);
+        let exact = VisitedTable::new(true);
+        assert_eq!(exact.bytes(), 64 * 64 + 512 * 8);
+    }
+
+    #[test]
+    fn fresh_table_probe_fill_grow_and_drain() {
+        let mut fresh = FreshTable::new();
+        for i in 1..=50_000u64 {
+            if fresh.len() >= fresh.grow_at() {
+                fresh.grow();
+            }
+            let Probe::Vacant(slot) = fresh.probe(key(i)) else {
+                panic!("key {i} present before its insertion");
+            };
+            fresh.fill(slot, key(i), 1000 + i, i as u32);
+        }
+        assert_eq!(fresh.len(), 50_000);
+        for i in 1..=50_000u64 {
+            let Probe::Found(slot) = fresh.probe(key(i)) else {
+                panic!("key {i} lost");
+            };
+            assert_eq!(fresh.entry(slot), (1000 + i, i as u32));
+            fresh.set_parent(slot, i);
+            assert_eq!(fresh.entry(slot), (i, i as u32));
+        }
+        let big = fresh.bytes();
+        let mut drained = Vec::new();
+        let prefetched = std::cell::Cell::new(0);
+        fresh.drain(
+            |_| prefetched.set(prefetched.get() + 1),
+            |k, index| drained.push((k, index)),
+        );
+        assert_eq!(fresh.len(), 0);
+        assert!(prefetched.get() > 0 && prefetched.get() <= 50_000);
+        assert_eq!(fresh.resize_bytes(10), Some(0));
+        fresh.resize_for(10);
+        drained.sort_unstable_by_key(|&(_, index)| index);
+        let expected: Vec<_> = (1..=50_000u64).map(|i| (key(i), i as u32)).collect();
+        assert_eq!(drained, expected);
+        // Resized for the small level announced, and empty.
+        assert!(fresh.bytes() < big / 4);
+        assert!(matches!(fresh.probe(key(1)), Probe::Vacant(_)));
+        let mut again = 0;
+        fresh.drain(|_| {}, |_, _| again += 1);
+        assert_eq!(again, 0);
+        // Resized up front for a large level: no growth needed for it.
+        let small = fresh.bytes();
+        assert!(fresh.resize_bytes(100_000).is_some_and(|extra| extra > 0));
+        fresh.resize_for(100_000);
+        assert!(fresh.bytes() > small);
+        assert!(fresh.grow_at() >= 100_000);
+        assert_eq!(fresh.resize_bytes(100_000), None);
+    }
+
+    #[test]
+    fn exact_mode_keys_and_bytes() {
         let mut table = VisitedTable::new(true);
         let fp = 0xABCD_0000_1234_5678;
-        assert_eq!(table.insert(fp, 0, b"first"), Insert::New(fp));
-        let Insert::New(second) = table.insert(fp, 0, b"second") else {
-            panic!("collision not told apart");
-        };
+        let second = probe_key(fp, 1);
         assert_ne!(second, fp);
         assert_eq!(shard_of(second, 7), shard_of(fp, 7));
-        assert_eq!(table.insert(fp, 0, b"second"), Insert::Known);
-        assert_eq!(table.collisions(), 1);
+        let slot = table.add(fp);
+        table.store_bytes(slot, b"first");
+        let slot = table.add(second);
+        table.store_bytes(slot, b"second");
         for _ in 0..5 {
             table.grow();
         }
         assert_eq!(table.key_of(fp, b"first"), Some(fp));
         assert_eq!(table.key_of(fp, b"second"), Some(second));
         assert_eq!(table.key_of(fp, b"third"), None);
+        let at = table.find(second).expect("present");
+        assert_eq!(table.bytes_at(at), Some(&b"second"[..]));
     }
 
     #[test]
