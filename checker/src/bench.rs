@@ -22,7 +22,7 @@
 
 use crate::explore::{
     explore, read_proc_status_bytes, reset_peak_rss, Canonicalizer, ExploreError, ExploreOptions,
-    PackedState,
+    NextStateInto, PackedState,
 };
 use crate::two_phase_commit::TwoPhaseSys;
 use stateright::{Checker, Model};
@@ -104,6 +104,9 @@ pub struct BenchOptions<M: Model> {
     /// Symmetry for the fast engine. Stateright's BFS ignores symmetry, so its counts then
     /// differ and `counts_agree` is false.
     pub symmetry: Option<Canonicalizer<M>>,
+    /// In-place successor function for the fast engine (the one `memtx check` uses for
+    /// MemTX), so that the benchmark measures what a check runs.
+    pub next_state_into: Option<NextStateInto<M>>,
 }
 
 impl<M: Model> BenchOptions<M> {
@@ -114,6 +117,7 @@ impl<M: Model> BenchOptions<M> {
             stateright: true,
             exact: false,
             symmetry: None,
+            next_state_into: None,
         }
     }
 }
@@ -159,6 +163,7 @@ where
     for &threads in &options.threads {
         let mut explore_options = ExploreOptions::new().threads(threads).exact(options.exact);
         explore_options.symmetry = options.symmetry;
+        explore_options.next_state_into = options.next_state_into;
         let baseline = start_memory();
         let report = explore(model, &explore_options)?;
         let rss = end_memory(baseline);

@@ -25,6 +25,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     let model = MemTx::new(cfg);
     let mut options = BenchOptions::new(&args.threads);
     options.stateright = !args.skip_stateright;
+    options.next_state_into = Some(MemTx::next_state_into);
     let result = bench_model(&format!("MemTX, preset {}", args.preset), &model, &options)
         .map_err(|e| UserError::new(ErrorKind::Usage, e.to_string()))?;
     out.push_str(&result.to_markdown());
