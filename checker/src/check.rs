@@ -90,6 +90,7 @@ pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
         threads: opts.threads,
         exact: opts.exact,
         visited_bytes_per_state: outcome.visited_bytes_per_state,
+        parent_log_bytes_per_state: outcome.parent_log_bytes_per_state,
         coverage: match &outcome.stopped_early {
             Some(reason) => Coverage::StoppedEarly {
                 reason: reason.clone(),
@@ -163,7 +164,13 @@ pub fn render_text(r: &RunReport) -> String {
         ));
     }
     if let Some(m) = r.peak_memory_bytes {
-        out.push_str(&format!("peak memory {} MiB\n", m >> 20));
+        out.push_str(&format!("peak memory {} MiB", m >> 20));
+        if let (Some(v), Some(p)) = (r.visited_bytes_per_state, r.parent_log_bytes_per_state) {
+            out.push_str(&format!(
+                " (visited set {v:.1} B/state, parent log {p:.1} B/state)"
+            ));
+        }
+        out.push('\n');
     }
     out.push_str(&format!("coverage: {}\n", r.coverage));
     for p in &r.properties {

@@ -74,6 +74,8 @@ pub struct RunOutcome {
     pub peak_rss: Option<u64>,
     /// Visited-set bytes per distinct state (fast engine).
     pub visited_bytes_per_state: Option<f64>,
+    /// Parent-log bytes per distinct state (fast engine).
+    pub parent_log_bytes_per_state: Option<f64>,
     /// TLC's optimistic fingerprint-collision probability (fast engine; 0 in exact mode).
     pub collision_probability: Option<f64>,
 }
@@ -158,6 +160,7 @@ fn run_fast(
         discoveries,
         peak_rss: report.memory.peak_rss_bytes,
         visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
+        parent_log_bytes_per_state: Some(report.memory.parent_log_bytes_per_state),
         collision_probability: Some(report.collision_probability),
     })
 }
@@ -194,6 +197,7 @@ fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
         discoveries,
         peak_rss: crate::explore::read_proc_status_bytes("VmHWM"),
         visited_bytes_per_state: None,
+        parent_log_bytes_per_state: None,
         collision_probability: None,
     }
 }

@@ -207,6 +207,10 @@ pub struct RunReport {
     /// Visited-set bytes per distinct state (fast engine).
     #[serde(default)]
     pub visited_bytes_per_state: Option<f64>,
+    /// Parent-log bytes per distinct state (fast engine): what counterexample paths are
+    /// rebuilt from.
+    #[serde(default)]
+    pub parent_log_bytes_per_state: Option<f64>,
     /// Exhaustive or stopped early.
     pub coverage: Coverage,
     /// One entry per property.
@@ -293,6 +297,13 @@ impl RunReport {
             (
                 "peak memory",
                 self.peak_memory_bytes.map_or("unknown".into(), mib),
+            ),
+            (
+                "visited set / parent log",
+                match (self.visited_bytes_per_state, self.parent_log_bytes_per_state) {
+                    (Some(v), Some(p)) => format!("{v:.1} / {p:.1} bytes per state"),
+                    _ => "– (stateright engine)".into(),
+                },
             ),
             (
                 "collision probability",
