@@ -31,7 +31,7 @@ use std::hash::Hash;
 use std::time::Instant;
 
 /// Which engine produced a [`EngineRun`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Engine {
     /// `stateright`'s `spawn_bfs`.
     StaterightBfs,
@@ -50,7 +50,7 @@ impl Engine {
 }
 
 /// Measurements of one engine run.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EngineRun {
     /// The engine.
     pub engine: Engine,
@@ -144,7 +144,7 @@ fn per_second(states: u64, seconds: f64) -> f64 {
     }
 }
 
-/// Benchmarks both engines on `model`; see the [module documentation](self).
+/// Benchmarks both engines on `model` in this process; see the [module documentation](self).
 ///
 /// # Errors
 ///
@@ -161,15 +161,43 @@ where
 {
     let mut runs = Vec::new();
     for &threads in &options.threads {
+        runs.push(run_one(model, Engine::Fast, threads, options)?);
+    }
+    if options.stateright {
+        for &threads in &options.threads {
+            runs.push(run_one(model, Engine::StaterightBfs, threads, options)?);
+        }
+    }
+    Ok(BenchResult::collect(label, runs))
+}
+
+/// Runs one engine once on `model` with `threads` threads and measures it. `memtx bench` runs
+/// each of these in a process of its own (see [`crate::benching`]).
+///
+/// # Errors
+///
+/// Whatever [`explore`] returns (e.g. for a model with Eventually properties).
+pub fn run_one<M>(
+    model: &M,
+    engine: Engine,
+    threads: usize,
+    options: &BenchOptions<M>,
+) -> Result<EngineRun, ExploreError>
+where
+    M: Model + Clone + Send + Sync + 'static,
+    M::State: Hash + Clone + Eq + Send + Sync + PackedState + 'static,
+    M::Action: Clone + Debug + PartialEq,
+{
+    let baseline = start_memory();
+    if engine == Engine::Fast {
         let mut explore_options = ExploreOptions::new().threads(threads).exact(options.exact);
         explore_options.symmetry = options.symmetry;
         explore_options.next_state_into = options.next_state_into;
-        let baseline = start_memory();
         let report = explore(model, &explore_options)?;
         let rss = end_memory(baseline);
         let seconds = report.elapsed.as_secs_f64();
-        runs.push(EngineRun {
-            engine: Engine::Fast,
+        return Ok(EngineRun {
+            engine,
             threads: report.threads,
             unique_states: report.unique_states,
             total_states: report.total_states,
@@ -184,57 +212,58 @@ where
             speedup: None,
         });
     }
-    if options.stateright {
-        for &threads in &options.threads {
-            let baseline = start_memory();
-            let start = Instant::now();
-            let checker = model
-                .clone()
-                .checker()
-                .threads(threads.max(1))
-                .spawn_bfs()
-                .join();
-            let seconds = start.elapsed().as_secs_f64();
-            let rss = end_memory(baseline);
-            let unique = checker.unique_state_count() as u64;
-            runs.push(EngineRun {
-                engine: Engine::StaterightBfs,
-                threads: threads.max(1),
-                unique_states: unique,
-                total_states: checker.state_count() as u64,
-                max_depth: checker.max_depth(),
-                seconds,
-                states_per_second: per_second(unique, seconds),
-                peak_rss_delta_bytes: rss,
-                rss_bytes_per_state: rss.map(|b| b as f64 / unique.max(1) as f64),
-                visited_bytes_per_state: None,
-                parent_log_bytes_per_state: None,
-                peak_estimate_bytes: None,
-                speedup: None,
-            });
-            drop(checker);
+    let start = Instant::now();
+    let checker = model
+        .clone()
+        .checker()
+        .threads(threads.max(1))
+        .spawn_bfs()
+        .join();
+    let seconds = start.elapsed().as_secs_f64();
+    let rss = end_memory(baseline);
+    let unique = checker.unique_state_count() as u64;
+    Ok(EngineRun {
+        engine,
+        threads: threads.max(1),
+        unique_states: unique,
+        total_states: checker.state_count() as u64,
+        max_depth: checker.max_depth(),
+        seconds,
+        states_per_second: per_second(unique, seconds),
+        peak_rss_delta_bytes: rss,
+        rss_bytes_per_state: rss.map(|b| b as f64 / unique.max(1) as f64),
+        visited_bytes_per_state: None,
+        parent_log_bytes_per_state: None,
+        peak_estimate_bytes: None,
+        speedup: None,
+    })
+}
+
+impl BenchResult {
+    /// The result of `runs` (fast engine first): speedups against stateright's BFS at the same
+    /// thread count, and whether every run found the same number of distinct states.
+    pub fn collect(label: &str, mut runs: Vec<EngineRun>) -> Self {
+        let reference: Vec<(usize, f64)> = runs
+            .iter()
+            .filter(|r| r.engine == Engine::StaterightBfs)
+            .map(|r| (r.threads, r.states_per_second))
+            .collect();
+        for run in runs.iter_mut().filter(|r| r.engine == Engine::Fast) {
+            run.speedup = reference
+                .iter()
+                .find(|(t, _)| *t == run.threads)
+                .filter(|(_, rate)| *rate > 0.0)
+                .map(|(_, rate)| run.states_per_second / rate);
+        }
+        let counts_agree = runs
+            .windows(2)
+            .all(|w| w[0].unique_states == w[1].unique_states);
+        BenchResult {
+            label: label.to_string(),
+            runs,
+            counts_agree,
         }
     }
-    let reference: Vec<(usize, f64)> = runs
-        .iter()
-        .filter(|r| r.engine == Engine::StaterightBfs)
-        .map(|r| (r.threads, r.states_per_second))
-        .collect();
-    for run in runs.iter_mut().filter(|r| r.engine == Engine::Fast) {
-        run.speedup = reference
-            .iter()
-            .find(|(t, _)| *t == run.threads)
-            .filter(|(_, rate)| *rate > 0.0)
-            .map(|(_, rate)| run.states_per_second / rate);
-    }
-    let counts_agree = runs
-        .windows(2)
-        .all(|w| w[0].unique_states == w[1].unique_states);
-    Ok(BenchResult {
-        label: label.to_string(),
-        runs,
-        counts_agree,
-    })
 }
 
 /// Benchmarks both engines on two-phase commit with `rms` resource managers.

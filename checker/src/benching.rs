@@ -1,16 +1,30 @@
 //! `memtx bench`: the fast explorer against stateright's BFS on the same model, in one run,
 //! printing distinct states/s, memory and the ratio (speed targets live here, never in tests).
+//!
+//! Every measurement runs in a fresh child process (`memtx bench … --run-one ENGINE`, which
+//! prints one [`EngineRun`] as JSON). Runs in one process influence each other: after a run
+//! has freed gigabytes, glibc's allocator serves the next run's large buffers from its heap
+//! instead of fresh mappings (it raises its mmap threshold dynamically), so growing them
+//! copies instead of remapping, and a second paper run measured 10–30 % slower than the same
+//! run alone. A process per run also makes the peak RSS the run's own.
 
-use crate::bench::{bench_model, BenchOptions};
-use crate::cli::BenchArgs;
+use crate::bench::{run_one, BenchOptions, BenchResult, Engine, EngineRun};
+use crate::cli::{BenchArgs, EngineArg};
 use crate::error::{ErrorKind, UserError};
 use crate::setup;
 use crate::two_phase_commit::TwoPhaseSys;
 use memtx_model::{MemTx, Variant};
+use std::process::Command;
+
+/// One benchmarked model: its label and the arguments that select it in a child.
+struct Subject {
+    label: String,
+    args: Vec<String>,
+}
 
 /// Runs `memtx bench`; exit code 0.
 pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
-    if args.threads.iter().any(|&t| t == 0 || t > 256) {
+    if args.threads.is_empty() || args.threads.iter().any(|&t| t == 0 || t > 256) {
         return Err(UserError::new(
             ErrorKind::Usage,
             "--threads must be between 1 and 256",
@@ -18,30 +32,116 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     }
     let cfg = setup::config(&args.preset, &Default::default(), Variant::Memtx)
         .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
+    for &rms in &args.two_phase {
+        TwoPhaseSys::new(rms).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
+    }
+    if let Some(engine) = args.run_one {
+        return measure_here(args, cfg, engine);
+    }
+    let mut subjects = vec![Subject {
+        label: format!("MemTX, preset {}", args.preset),
+        args: vec!["--preset".into(), args.preset.clone()],
+    }];
+    subjects.extend(args.two_phase.iter().map(|rms| Subject {
+        label: format!("2PC, {rms} RMs"),
+        args: vec!["--two-phase".into(), rms.to_string()],
+    }));
+    let mut engines = vec![EngineArg::Fast];
+    if !args.skip_stateright {
+        engines.push(EngineArg::Stateright);
+    }
     let mut out = format!(
-        "# memtx bench\n\ncommand: `{}`\n\n",
+        "# memtx bench\n\ncommand: `{}`\n\nEach row is one run in a fresh process; \
+         \"speedup\" is distinct states/s against stateright's BFS at the same thread count.\n\n",
         std::env::args().collect::<Vec<_>>().join(" ")
     );
-    let model = MemTx::new(cfg);
-    let mut options = BenchOptions::new(&args.threads);
-    options.stateright = !args.skip_stateright;
-    options.next_state_into = Some(MemTx::next_state_into);
-    let result = bench_model(&format!("MemTX, preset {}", args.preset), &model, &options)
-        .map_err(|e| UserError::new(ErrorKind::Usage, e.to_string()))?;
-    out.push_str(&result.to_markdown());
-    out.push('\n');
-    for &rms in &args.two_phase {
-        let two_phase = TwoPhaseSys::new(rms).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
-        let mut two_phase_options = BenchOptions::new(&args.threads);
-        two_phase_options.stateright = !args.skip_stateright;
-        let r = bench_model(&format!("2PC, {rms} RMs"), &two_phase, &two_phase_options)
-            .map_err(|e| UserError::new(ErrorKind::Usage, e.to_string()))?;
-        out.push_str(&r.to_markdown());
+    for subject in &subjects {
+        let mut runs = Vec::new();
+        for &engine in &engines {
+            for &threads in &args.threads {
+                let run = measure_in_child(subject, engine, threads)?;
+                eprintln!(
+                    "bench: {}, {}, {} thread(s): {} distinct states in {:.2} s",
+                    subject.label,
+                    run.engine.name(),
+                    run.threads,
+                    run.unique_states,
+                    run.seconds
+                );
+                runs.push(run);
+            }
+        }
+        out.push_str(&BenchResult::collect(&subject.label, runs).to_markdown());
         out.push('\n');
     }
     print!("{out}");
     if let Some(path) = &args.out {
         crate::fsutil::write_atomic(path, out.as_bytes())?;
     }
+    Ok(0)
+}
+
+/// Runs `memtx bench <subject> --threads T --run-one ENGINE` and reads its measurements.
+fn measure_in_child(
+    subject: &Subject,
+    engine: EngineArg,
+    threads: usize,
+) -> Result<EngineRun, UserError> {
+    let bug = |what: String| UserError::new(ErrorKind::Io, format!("[memtx internal bug] {what}"));
+    let exe = std::env::current_exe()
+        .map_err(|e| bug(format!("cannot find the running executable: {e}")))?;
+    let engine_name = match engine {
+        EngineArg::Fast => "fast",
+        EngineArg::Stateright => "stateright",
+    };
+    let output = Command::new(exe)
+        .arg("bench")
+        .args(&subject.args)
+        .args(["--threads", &threads.to_string(), "--run-one", engine_name])
+        .output()
+        .map_err(|e| bug(format!("cannot start a benchmark process: {e}")))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(bug(format!(
+            "benchmark process failed ({}): {}",
+            output.status,
+            stderr.trim()
+        )));
+    }
+    serde_json::from_slice(&output.stdout)
+        .map_err(|e| bug(format!("unreadable benchmark process output: {e}")))
+}
+
+/// The child side: one engine, the first thread count, the MemTX preset or the one 2PC model.
+fn measure_here(
+    args: &BenchArgs,
+    cfg: memtx_model::Config,
+    engine: EngineArg,
+) -> Result<u8, UserError> {
+    let engine = match engine {
+        EngineArg::Fast => Engine::Fast,
+        EngineArg::Stateright => Engine::StaterightBfs,
+    };
+    let threads = args.threads[0];
+    let failed = |e: crate::explore::ExploreError| UserError::new(ErrorKind::Usage, e.to_string());
+    let run = match args.two_phase.first() {
+        Some(&rms) => {
+            let model = TwoPhaseSys::new(rms).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
+            run_one(&model, engine, threads, &BenchOptions::new(&[threads])).map_err(failed)?
+        }
+        None => {
+            let model = MemTx::new(cfg);
+            let mut options = BenchOptions::new(&[threads]);
+            options.next_state_into = Some(MemTx::next_state_into);
+            run_one(&model, engine, threads, &options).map_err(failed)?
+        }
+    };
+    let json = serde_json::to_string(&run).map_err(|e| {
+        UserError::new(
+            ErrorKind::Io,
+            format!("[memtx internal bug] cannot encode a measurement: {e}"),
+        )
+    })?;
+    println!("{json}");
     Ok(0)
 }

@@ -162,6 +162,11 @@ pub struct BenchArgs {
     /// Write the Markdown result to this file as well.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Internal: run one engine once (with the first --threads and, if given, the one
+    /// --two-phase model) and print its measurements as JSON. `memtx bench` runs every
+    /// measurement this way, in a process of its own.
+    #[arg(long, value_enum, hide = true)]
+    pub run_one: Option<EngineArg>,
 }
 
 /// `memtx reference`.

@@ -300,7 +300,10 @@ impl RunReport {
             ),
             (
                 "visited set / parent log",
-                match (self.visited_bytes_per_state, self.parent_log_bytes_per_state) {
+                match (
+                    self.visited_bytes_per_state,
+                    self.parent_log_bytes_per_state,
+                ) {
                     (Some(v), Some(p)) => format!("{v:.1} / {p:.1} bytes per state"),
                     _ => "– (stateright engine)".into(),
                 },

@@ -263,3 +263,55 @@ fn list_names_every_property_variant_and_preset() {
         .collect();
     assert_eq!(presets, ["quick", "paper", "large", "full"]);
 }
+
+#[test]
+fn bench_runs_each_measurement_in_its_own_process_and_compares_engines() {
+    let dir = scratch("bench");
+    let out = memtx(
+        &[
+            "bench",
+            "--preset",
+            "quick",
+            "--two-phase",
+            "3",
+            "--threads",
+            "1",
+        ],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("| memtx fast | 1 | 372349 |"), "{table}");
+    assert!(table.contains("| stateright BFS | 1 | 372349 |"), "{table}");
+    assert!(table.contains("| memtx fast | 1 | 288 |"), "{table}");
+    assert!(table.contains("| stateright BFS | 1 | 288 |"), "{table}");
+    assert!(!table.contains("disagree"), "{table}");
+    // One progress line per child process.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr)
+            .matches("bench: ")
+            .count(),
+        4
+    );
+    // The internal child mode prints one JSON measurement.
+    let one = memtx(
+        &[
+            "bench",
+            "--two-phase",
+            "3",
+            "--threads",
+            "2",
+            "--run-one",
+            "fast",
+        ],
+        &dir,
+    );
+    let run: serde_json::Value = serde_json::from_slice(&one.stdout).expect("one JSON object");
+    assert_eq!(run["unique_states"], 288);
+    assert_eq!(run["threads"], 2);
+}
