@@ -62,8 +62,8 @@ pub struct BoundArgs {
 /// `memtx check`.
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// Preset: quick, paper, large or full (see `memtx list`).
-    #[arg(long, default_value = "quick")]
+    /// Preset: quick, paper (default), large or full (see `memtx list`).
+    #[arg(long, default_value = "paper")]
     pub preset: String,
     /// Bound overrides.
     #[command(flatten)]

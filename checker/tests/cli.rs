@@ -43,7 +43,15 @@ fn assert_user_error(out: &Output, mentions: &str) {
 
 fn sample_trace(dir: &Path) -> PathBuf {
     let out = memtx(
-        &["check", "--variant", "no-cascade", "--property", "I2"],
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--property",
+            "I2",
+        ],
         dir,
     );
     assert_eq!(out.status.code(), Some(1));
@@ -53,7 +61,7 @@ fn sample_trace(dir: &Path) -> PathBuf {
 #[test]
 fn quick_check_json_parses_with_a_verdict_per_property() {
     let dir = scratch("json");
-    let out = memtx(&["check", "--json"], &dir);
+    let out = memtx(&["check", "--preset", "quick", "--json"], &dir);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -97,16 +105,20 @@ fn large_reduces_by_symmetry_unless_told_not_to() {
     assert!(default && on && !off);
     // Same depths, fewer states per depth once two agents can be swapped.
     assert_ne!(reduced, unreduced);
-    // Other presets stay unreduced unless asked.
+    // The default preset (paper) stays unreduced unless asked.
     let out = memtx(&["check", "--max-states", "1000", "--json"], &dir);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["config"]["preset"], "paper");
     assert_eq!(v["symmetry"], false);
 }
 
 #[test]
 fn a_violation_prints_a_replay_command_that_reproduces_it() {
     let dir = scratch("replay");
-    let out = memtx(&["check", "--variant", "no-cascade"], &dir);
+    let out = memtx(
+        &["check", "--preset", "quick", "--variant", "no-cascade"],
+        &dir,
+    );
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text
