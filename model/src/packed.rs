@@ -71,6 +71,25 @@ const RECORD_BYTES: usize = 19;
 const TXN_BYTES: usize = 5;
 /// Bytes of the header (`clock, next_seq, len, ghost`).
 const HEADER_BYTES: usize = 5;
+/// Length of the encoding of a state with `records` records and `open` open transactions.
+fn packed_len(records: usize, open: usize) -> usize {
+    HEADER_BYTES + (RECORD_BYTES + 2) * records + 1 + TXN_BYTES * open
+}
+
+/// Writes fixed-size pieces into a byte slice of exactly the right length, front to back.
+struct Writer<'a>(&'a mut [u8]);
+
+impl Writer<'_> {
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, piece: [u8; N]) {
+        let (head, tail) = std::mem::take(&mut self.0)
+            .split_first_chunk_mut::<N>()
+            .expect("[memtx internal bug] packed length miscounted");
+        *head = piece;
+        self.0 = tail;
+    }
+}
+
 fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
     let [p0, p1] = r.parents.0.to_le_bytes();
     let [d0, d1] = r.doubted_at_execution.0.to_le_bytes();
@@ -136,29 +155,36 @@ impl State {
     /// Appends the canonical encoding of this state to `out`.
     ///
     /// The explorers pack every generated successor, so this is one of the hottest functions
-    /// of a run: it reserves once and appends fixed-size pieces.
+    /// of a run: it computes the encoding's length, extends `out` once, and writes
+    /// fixed-size pieces into the new bytes (no capacity check per piece).
     pub fn pack(&self, out: &mut Vec<u8>) {
-        let open = self.txns().iter().flatten().count();
-        out.reserve(HEADER_BYTES + (RECORD_BYTES + 2) * self.len() + 1 + TXN_BYTES * open);
-        let [g0, g1] = self.ghost.violated.to_le_bytes();
-        out.extend_from_slice(&[self.clock, self.next_seq, self.len() as u8, g0, g1]);
-        for r in self.records() {
-            out.extend_from_slice(&pack_record(r));
-        }
-        let mask = self
-            .txns()
+        let txns = self.txns();
+        let mask = txns
             .iter()
             .enumerate()
             .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
-        out.push(mask);
-        for tx in self.txns().iter().flatten() {
+        let len = self.len();
+        let start = out.len();
+        out.resize(start + packed_len(len, mask.count_ones() as usize), 0);
+        let [g0, g1] = self.ghost.violated.to_le_bytes();
+        let mut w = Writer(&mut out[start..]);
+        w.put([self.clock, self.next_seq, len as u8, g0, g1]);
+        for r in self.records() {
+            w.put(pack_record(r));
+        }
+        w.put([mask]);
+        for tx in txns.iter().flatten() {
             let [s0, s1] = tx.snapshot.0.to_le_bytes();
-            out.extend_from_slice(&[tx.tier as u8, tx.isolation as u8, s0, s1, tx.snapshot_seq]);
+            w.put([tx.tier as u8, tx.isolation as u8, s0, s1, tx.snapshot_seq]);
         }
         for id in self.ids() {
             let a = self.audit(id);
-            out.extend_from_slice(&[a.repairs_bits(), opt(a.cause)]);
+            w.put([a.repairs_bits(), opt(a.cause)]);
         }
+        debug_assert!(
+            w.0.is_empty(),
+            "[memtx internal bug] packed length miscounted"
+        );
     }
 
     /// Decodes exactly the bytes [`State::pack`] wrote; `None` for anything else.
@@ -174,46 +200,49 @@ impl State {
         self.decode(bytes).is_some()
     }
 
+    /// Overwrites every field of `self` from `bytes`, front to back.
     fn decode(&mut self, bytes: &[u8]) -> Option<()> {
-        let (header, mut rest) = bytes.split_first_chunk::<HEADER_BYTES>()?;
+        let (header, rest) = bytes.split_first_chunk::<HEADER_BYTES>()?;
         let [clock, next_seq, len, g0, g1] = *header;
         let len = len as usize;
         if len > MAX_RECORDS {
             return None;
         }
-        self.reset();
+        let (&mask, _) = rest.get(RECORD_BYTES * len..)?.split_first()?;
+        if mask >> MAX_AGENTS != 0 || bytes.len() != packed_len(len, mask.count_ones() as usize) {
+            return None;
+        }
         self.clock = clock;
         self.next_seq = next_seq;
         self.ghost.violated = u16::from_le_bytes([g0, g1]);
-        for _ in 0..len {
-            let (record, tail) = rest.split_first_chunk::<RECORD_BYTES>()?;
-            unpack_record(record, self.push_default_record())?;
-            rest = tail;
+        let (records, log) = self.records_for_decoding(len);
+        let (record_bytes, rest) = rest.split_at(RECORD_BYTES * len);
+        for (r, b) in records
+            .iter_mut()
+            .zip(record_bytes.chunks_exact(RECORD_BYTES))
+        {
+            unpack_record(b.try_into().ok()?, r)?;
         }
-        let (&mask, mut rest) = rest.split_first()?;
-        if mask >> MAX_AGENTS != 0 {
-            return None;
+        let log_bytes = &rest[rest.len() - 2 * len..];
+        for (entry, b) in log.iter_mut().zip(log_bytes.chunks_exact(2)) {
+            *entry = AuditEntry::from_parts(b[0], from_opt(b[1]));
         }
+        let mut txn_bytes = rest[1..rest.len() - 2 * len].chunks_exact(TXN_BYTES);
         for agent in 0..MAX_AGENTS as u8 {
-            if mask & (1 << agent) == 0 {
-                continue;
-            }
-            let (&[tier, isolation, s0, s1, snapshot_seq], tail) =
-                rest.split_first_chunk::<TXN_BYTES>()?;
-            rest = tail;
-            let txn = Txn {
-                tier: pick(&TIERS, tier)?,
-                isolation: pick(&ISOLATIONS, isolation)?,
-                snapshot: RecordSet(u16::from_le_bytes([s0, s1])),
-                snapshot_seq,
+            let txn = if mask & (1 << agent) == 0 {
+                None
+            } else {
+                let &[tier, isolation, s0, s1, snapshot_seq] = txn_bytes.next()? else {
+                    return None;
+                };
+                Some(Txn {
+                    tier: pick(&TIERS, tier)?,
+                    isolation: pick(&ISOLATIONS, isolation)?,
+                    snapshot: RecordSet(u16::from_le_bytes([s0, s1])),
+                    snapshot_seq,
+                })
             };
-            self.set_txn(agent, Some(txn));
-        }
-        if rest.len() != 2 * len {
-            return None;
-        }
-        for (id, entry) in rest.chunks_exact(2).enumerate() {
-            *self.audit_mut(id as u8) = AuditEntry::from_parts(entry[0], from_opt(entry[1]));
+            self.set_txn(agent, txn);
         }
         Some(())
     }

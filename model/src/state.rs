@@ -175,19 +175,6 @@ impl State {
     pub fn initial() -> Self {
         State::default()
     }
-    /// Returns to [`State::initial`], touching only the record slots in use (slots past
-    /// `len` are always at their default value). Decoding reuses state values this way.
-    pub(crate) fn reset(&mut self) {
-        let used = self.len as usize;
-        self.records[..used].fill(Record::default());
-        self.log[..used].fill(AuditEntry::default());
-        self.txns = [None; MAX_AGENTS];
-        self.clock = 0;
-        self.next_seq = 0;
-        self.len = 0;
-        self.ghost = Ghost::default();
-        debug_assert!(*self == State::initial());
-    }
     /// Number of records allocated.
     pub fn len(&self) -> usize {
         self.len as usize
@@ -235,11 +222,21 @@ impl State {
         self.len += 1;
         id
     }
-    /// Allocates the next record id at the default record and returns it to be filled in
-    /// (decoding only).
-    pub(crate) fn push_default_record(&mut self) -> &mut Record {
-        let id = self.push_record(Record::default());
-        &mut self.records[id as usize]
+    /// Decoding only: makes the state hold `len` records (at most [`MAX_RECORDS`]) and
+    /// returns them with their rollback log entries, for the decoder to overwrite every field.
+    /// Slots past `len` that were in use are reset, so the type's invariant holds whatever
+    /// the decoder then writes.
+    pub(crate) fn records_for_decoding(
+        &mut self,
+        len: usize,
+    ) -> (&mut [Record], &mut [AuditEntry]) {
+        let used = self.len as usize;
+        if used > len {
+            self.records[len..used].fill(Record::default());
+            self.log[len..used].fill(AuditEntry::default());
+        }
+        self.len = len as u8;
+        (&mut self.records[..len], &mut self.log[..len])
     }
     /// Moves record `id` to `to`, refusing any move outside PROTOCOL.md §3's table.
     ///
@@ -303,10 +300,6 @@ impl State {
     /// The rollback log entry of record `id`.
     pub fn audit(&self, id: RecordId) -> &AuditEntry {
         &self.log[id as usize]
-    }
-    /// Mutable access to the rollback log entry of record `id` (decoding only).
-    pub(crate) fn audit_mut(&mut self, id: RecordId) -> &mut AuditEntry {
-        &mut self.log[id as usize]
     }
     /// Appends `(record, repair, cause)` to the rollback log.
     pub fn log_repair(&mut self, id: RecordId, repair: Repair, cause: RecordId) {

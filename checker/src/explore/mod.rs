@@ -110,7 +110,9 @@
 //! from a parent with a smaller key replaces the stored parent. Only when every arrival of
 //! the level has been absorbed is the level closed and the parent written to the log, so
 //! each new state's parent is the **smallest-key parent among all its parents at the
-//! previous depth**, a function of the model alone. Finally the path is re-executed from the
+//! previous depth**, a function of the model alone. (A worker does not even send a
+//! successor it sent lately from a parent with a key no larger, [`recent`]: that record
+//! could not change the stored parent.) Finally the path is re-executed from the
 //! initial state choosing, at each step, the **first action in `model.actions()` order**
 //! whose successor has the next key of the chain. No action index is stored, which is why
 //! this also works under symmetry reduction, where the stored state is a canonical
@@ -160,6 +162,7 @@ mod frontier;
 mod options;
 mod packed;
 mod path;
+mod recent;
 mod report;
 mod shard;
 mod sync;

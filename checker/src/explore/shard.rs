@@ -14,7 +14,8 @@
 //!    [`super::path`]).
 //!    A self-loop, a successor equal to the state being expanded, is counted but skips the
 //!    lookup (in two-phase commit, re-receiving a message: over a third of all
-//!    successors);
+//!    successors), and so is a repeat of a successor this worker sent lately with a parent
+//!    key no larger ([`super::recent`]: half of all successors in MemTX's `paper`);
 //! 2. hands every full batch to its owner: its own batches are absorbed on the spot, the
 //!    others travel over the owner's `mpsc` channel; between chunks it absorbs whatever
 //!    arrived in its own inbox;
@@ -63,6 +64,7 @@ use super::coordinator::Coordinator;
 use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD_HEADER};
 use super::packed::PackedState;
 use super::path::{parent_ref, ParentLog};
+use super::recent::RecentSuccessors;
 use super::sync::{lock, Poisoned, Shared};
 use super::visited::{
     fingerprint_packed, probe_key, shard_of, FreshTable, Probe, VisitedTable, MAX_PROBE_ATTEMPTS,
@@ -378,9 +380,13 @@ pub(crate) struct Worker<'a, M: Model> {
     actions: Vec<M::Action>,
     /// Reused buffer: each successor is packed here once, fingerprinted, then copied to its batch.
     scratch: Vec<u8>,
-    state: Option<M::State>,
-    /// The successor value reused by [`Context::next_state_into`].
-    successor: Option<M::State>,
+    /// The state being expanded, decoded into a reused value (boxed, so that moving it out
+    /// of the worker for the duration of an expansion moves a pointer, not the state).
+    state: Option<Box<M::State>>,
+    /// Successors sent lately, to skip repeats (fingerprint mode only).
+    recent: Option<RecentSuccessors>,
+    /// The successor value reused by [`Context::next_state_into`] (boxed, as `state`).
+    successor: Option<Box<M::State>>,
     discoveries: Vec<Option<u64>>,
     /// Peers that sent `Done` during the current level.
     done: usize,
@@ -408,6 +414,7 @@ where
     ) -> Self {
         let threads = cx.shared.threads;
         let properties = cx.properties.len();
+        let exact = cx.exact;
         Worker {
             id,
             cx,
@@ -421,6 +428,7 @@ where
             actions: Vec::new(),
             scratch: Vec::new(),
             state: None,
+            recent: (!exact).then(RecentSuccessors::new),
             successor: None,
             discoveries: vec![None; properties],
             done: 0,
@@ -528,7 +536,7 @@ where
         let unpacked = match &mut slot {
             Some(state) => state.unpack_into(bytes),
             None => {
-                slot = M::State::unpack(bytes);
+                slot = M::State::unpack(bytes).map(Box::new);
                 slot.is_some()
             }
         };
@@ -564,7 +572,7 @@ where
             let owned;
             let next: &M::State = match self.cx.next_state_into {
                 Some(step) => {
-                    let out = successor.get_or_insert_with(|| state.clone());
+                    let out: &mut M::State = successor.get_or_insert_with(|| state.clone());
                     if !step(model, state, action, out) {
                         continue;
                     }
@@ -601,6 +609,14 @@ where
             // bytes decide, below.
             if fp == key && !self.cx.exact {
                 continue;
+            }
+            // A repeat this worker sent lately, with a parent key no smaller, changes
+            // nothing ([`super::recent`] explains why): skip it before it costs a batch
+            // record and a lookup.
+            if let Some(recent) = &mut self.recent {
+                if recent.is_repeat(fp, key) {
+                    continue;
+                }
             }
             let owner = shard_of(fp, threads);
             let batch = &mut self.outboxes[owner];
@@ -716,7 +732,8 @@ where
             .chain(&self.pool)
             .map(Vec::capacity)
             .sum();
-        self.shard.bytes() + buffers as u64
+        let recent = self.recent.as_ref().map_or(0, RecentSuccessors::bytes);
+        self.shard.bytes() + buffers as u64 + recent
     }
 
     fn publish_memory(&self) {
