@@ -80,6 +80,24 @@ pub struct EngineRun {
     /// Fast engine only: fast states/s divided by stateright's states/s at the same thread
     /// count (when stateright ran with it).
     pub speedup: Option<f64>,
+    /// When the run is the median of repeated runs ([`EngineRun::median`]): every run's
+    /// seconds, in the order they ran.
+    #[serde(default)]
+    pub repeats: Vec<f64>,
+}
+
+impl EngineRun {
+    /// The run with the median time among repeated runs of one engine and thread count
+    /// (the lower of the two middle ones for an even number), with every run's time in
+    /// [`EngineRun::repeats`]. `None` for no runs.
+    pub fn median(runs: Vec<EngineRun>) -> Option<EngineRun> {
+        let repeats: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+        let mut sorted = runs;
+        sorted.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+        let mut median = sorted.into_iter().nth((repeats.len().max(1) - 1) / 2)?;
+        median.repeats = repeats;
+        Some(median)
+    }
 }
 
 /// A benchmark's runs; render with [`BenchResult::to_markdown`].
@@ -210,6 +228,7 @@ where
             parent_log_bytes_per_state: Some(report.memory.parent_log_bytes_per_state),
             peak_estimate_bytes: Some(report.memory.peak_estimate_bytes),
             speedup: None,
+            repeats: Vec::new(),
         });
     }
     let start = Instant::now();
@@ -236,6 +255,7 @@ where
         parent_log_bytes_per_state: None,
         peak_estimate_bytes: None,
         speedup: None,
+        repeats: Vec::new(),
     })
 }
 
@@ -296,13 +316,14 @@ impl BenchResult {
         out.push_str(
             "| engine | threads | distinct states | total states | max depth | seconds | \
              distinct states/s | peak RSS added (MiB) | RSS bytes/state | \
-             visited-set bytes/state | parent-log bytes/state | speedup vs stateright |\n",
+             visited-set bytes/state | parent-log bytes/state | speedup vs stateright | \
+             seconds of every run |\n",
         );
-        out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for r in &self.runs {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {:.3} | {:.0} | {} | {} | {} | {} | {} | {} |",
                 r.engine.name(),
                 r.threads,
                 r.unique_states,
@@ -315,11 +336,53 @@ impl BenchResult {
                 opt(r.visited_bytes_per_state, |b| format!("{b:.1}")),
                 opt(r.parent_log_bytes_per_state, |b| format!("{b:.1}")),
                 opt(r.speedup, |s| format!("{s:.1}×")),
+                if r.repeats.len() > 1 {
+                    let all: Vec<String> = r.repeats.iter().map(|s| format!("{s:.2}")).collect();
+                    all.join(", ")
+                } else {
+                    "–".to_string()
+                },
             );
         }
         if !self.counts_agree {
             out.push_str("\n**Warning: the runs disagree on the number of distinct states.**\n");
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(seconds: f64) -> EngineRun {
+        EngineRun {
+            engine: Engine::Fast,
+            threads: 1,
+            unique_states: 10,
+            total_states: 20,
+            max_depth: 3,
+            seconds,
+            states_per_second: 10.0 / seconds,
+            peak_rss_delta_bytes: None,
+            rss_bytes_per_state: None,
+            visited_bytes_per_state: None,
+            parent_log_bytes_per_state: None,
+            peak_estimate_bytes: None,
+            speedup: None,
+            repeats: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_median_run_keeps_every_time_in_running_order() {
+        let median = EngineRun::median(vec![run(3.0), run(1.0), run(2.0)]).expect("runs");
+        assert_eq!(median.seconds, 2.0);
+        assert_eq!(median.states_per_second, 5.0);
+        assert_eq!(median.repeats, vec![3.0, 1.0, 2.0]);
+        // Even count: the lower middle one.
+        let median = EngineRun::median(vec![run(4.0), run(1.0), run(3.0), run(2.0)]);
+        assert_eq!(median.map(|m| m.seconds), Some(2.0));
+        assert_eq!(EngineRun::median(Vec::new()), None);
     }
 }

@@ -30,6 +30,12 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
             "--threads must be between 1 and 256",
         ));
     }
+    if !(1..=99).contains(&args.repeat) {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--repeat must be between 1 and 99",
+        ));
+    }
     let cfg = setup::config(&args.preset, &Default::default(), Variant::Memtx)
         .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
     for &rms in &args.two_phase {
@@ -50,15 +56,30 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     if !args.skip_stateright {
         engines.push(EngineArg::Stateright);
     }
+    let rows = if args.repeat == 1 {
+        "Each row is one run in a fresh process".to_string()
+    } else {
+        format!(
+            "Each row is the run with the median time of {} runs, each in a fresh process, \
+             interleaved with the other rows' runs",
+            args.repeat
+        )
+    };
     let mut out = format!(
-        "# memtx bench\n\ncommand: `{}`\n\nEach row is one run in a fresh process; \
-         \"speedup\" is distinct states/s against stateright's BFS at the same thread count.\n\n",
+        "# memtx bench\n\ncommand: `{}`\n\n{rows}; \"speedup\" is distinct states/s against \
+         stateright's BFS at the same thread count.\n\n",
         std::env::args().collect::<Vec<_>>().join(" ")
     );
     for subject in &subjects {
-        let mut runs = Vec::new();
-        for &engine in &engines {
-            for &threads in &args.threads {
+        // Every (engine, threads) pair once per round, so that a slow spell of the machine
+        // affects all of them alike.
+        let pairs: Vec<(EngineArg, usize)> = engines
+            .iter()
+            .flat_map(|&e| args.threads.iter().map(move |&t| (e, t)))
+            .collect();
+        let mut measured: Vec<Vec<EngineRun>> = vec![Vec::new(); pairs.len()];
+        for _ in 0..args.repeat {
+            for (&(engine, threads), runs) in pairs.iter().zip(&mut measured) {
                 let run = measure_in_child(subject, engine, threads)?;
                 eprintln!(
                     "bench: {}, {}, {} thread(s): {} distinct states in {:.2} s",
@@ -71,6 +92,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
                 runs.push(run);
             }
         }
+        let runs = measured.into_iter().filter_map(EngineRun::median).collect();
         out.push_str(&BenchResult::collect(&subject.label, runs).to_markdown());
         out.push('\n');
     }

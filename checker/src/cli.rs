@@ -159,6 +159,10 @@ pub struct BenchArgs {
     /// Run only the fast engine (stateright's BFS takes ~13 minutes on 2PC with 10 RMs).
     #[arg(long)]
     pub skip_stateright: bool,
+    /// Measure every engine and thread count this many times, interleaved, and report the
+    /// run with the median time (every run's time is listed beside it).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
     /// Write the Markdown result to this file as well.
     #[arg(long)]
     pub out: Option<PathBuf>,

@@ -327,3 +327,39 @@ fn bench_runs_each_measurement_in_its_own_process_and_compares_engines() {
     assert_eq!(run["unique_states"], 288);
     assert_eq!(run["threads"], 2);
 }
+
+#[test]
+fn bench_repeats_report_the_median_run_and_every_time() {
+    let dir = scratch("bench-repeat");
+    let args = [
+        "bench",
+        "--two-phase",
+        "3",
+        "--threads",
+        "1",
+        "--skip-stateright",
+    ];
+    let out = memtx(&[&args[..], &["--repeat", "3"]].concat(), &dir);
+    assert_eq!(out.status.code(), Some(0));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("median time of 3 runs"), "{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| memtx fast | 1 | 288 |"))
+        .unwrap_or_else(|| panic!("no 2PC row: {table}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let times: Vec<f64> = cells[13]
+        .split(", ")
+        .map(|t| t.parse().expect("a time"))
+        .collect();
+    assert_eq!(times.len(), 3, "{row}");
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median: f64 = cells[6].parse().expect("seconds");
+    assert!((median - sorted[1]).abs() < 0.006, "{row}");
+    for bad in ["0", "100"] {
+        let out = memtx(&[&args[..], &["--repeat", bad]].concat(), &dir);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat must be between 1 and 99"));
+    }
+}
