@@ -610,9 +610,9 @@ where
             if fp == key && !self.cx.exact {
                 continue;
             }
-            // A repeat this worker sent lately, with a parent key no smaller, changes
-            // nothing ([`super::recent`] explains why): skip it before it costs a batch
-            // record and a lookup.
+            // A repeat of a successor this worker sent lately from a parent whose key is no
+            // larger than this one's changes nothing ([`super::recent`] explains why): skip
+            // it before it costs a batch record and a lookup.
             if let Some(recent) = &mut self.recent {
                 if recent.is_repeat(fp, key) {
                     continue;
