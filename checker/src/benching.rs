@@ -154,7 +154,9 @@ fn measure_here(
         None => {
             let model = MemTx::new(cfg);
             let mut options = BenchOptions::new(&[threads]);
-            options.next_state_into = Some(MemTx::next_state_into);
+            // No symmetry: stateright's BFS ignores it, and both engines must count alike.
+            let (next_state_into, _) = crate::engine::memtx_hooks(&model, false);
+            options.next_state_into = Some(next_state_into);
             run_one(&model, engine, threads, &options).map_err(failed)?
         }
     };

@@ -4,7 +4,9 @@
 //! stateright's `BfsChecker`, and returns a [`RunOutcome`] that everything downstream (traces,
 //! reports, replay commands) reads, whichever engine produced it.
 
-use crate::explore::{self, ExploreOptions, PackedState, Progress, StopReason};
+use crate::explore::{
+    self, Canonicalizer, ExploreOptions, NextStateInto, PackedState, Progress, StopReason,
+};
 use memtx_model::{MemTx, Op, State};
 use stateright::{Checker, Model};
 use std::time::{Duration, Instant};
@@ -119,17 +121,29 @@ pub fn run(
     }
 }
 
+/// What the fast explorer needs to know about MemTX beyond `stateright::Model`: the in-place
+/// successor function, and the canonicalizer when `symmetry` is asked for. `memtx check` and
+/// `memtx bench` both take them from here, so that a benchmark measures what a check runs.
+pub fn memtx_hooks(
+    model: &MemTx,
+    symmetry: bool,
+) -> (NextStateInto<MemTx>, Option<Canonicalizer<MemTx>>) {
+    let canonical = symmetry.then(|| canonicalizer(model.cfg.bounds.agents));
+    (MemTx::next_state_into, canonical)
+}
+
 fn run_fast(
     model: &MemTx,
     opts: &RunOptions,
     progress: Option<&(dyn Fn(&Progress) + Sync)>,
 ) -> Result<RunOutcome, String> {
+    let (next_state_into, symmetry) = memtx_hooks(model, opts.symmetry);
     let mut o: ExploreOptions<'_, MemTx> = ExploreOptions::new()
         .threads(opts.threads)
         .exact(opts.exact)
-        .next_state_into(MemTx::next_state_into);
-    if opts.symmetry {
-        o = o.symmetry(canonicalizer(model.cfg.bounds.agents));
+        .next_state_into(next_state_into);
+    if let Some(canonical) = symmetry {
+        o = o.symmetry(canonical);
     }
     if let Some(d) = opts.max_depth {
         o = o.target_max_depth(d);
