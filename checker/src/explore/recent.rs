@@ -7,7 +7,7 @@
 //! `s → b → ba`) reach the same state from siblings, and siblings are expanded one after
 //! another because they were discovered one after another. Looking such a repeat up in the
 //! owner's tables is a cache miss on a table of hundreds of megabytes; remembering it in a
-//! table the size of the core's L2 cache is not.
+//! 16 KiB table that stays in the core's L1 cache is not.
 //!
 //! The filter is a direct-mapped table of `(fingerprint, parent key)` pairs indexed by the
 //! fingerprint's low bits. Before a worker sends a successor with fingerprint `fp` from the

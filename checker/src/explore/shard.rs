@@ -14,8 +14,9 @@
 //!    [`super::path`]).
 //!    A self-loop, a successor equal to the state being expanded, is counted but skips the
 //!    lookup (in two-phase commit, re-receiving a message: over a third of all
-//!    successors), and so is a repeat of a successor this worker sent lately with a parent
-//!    key no larger ([`super::recent`]: half of all successors in MemTX's `paper`);
+//!    successors), and so is a repeat of a successor this worker sent lately from a parent
+//!    whose key is no larger than this one's ([`super::recent`]: half of all successors in
+//!    MemTX's `paper`);
 //! 2. hands every full batch to its owner: its own batches are absorbed on the spot, the
 //!    others travel over the owner's `mpsc` channel; between chunks it absorbs whatever
 //!    arrived in its own inbox;
