@@ -85,6 +85,11 @@ const CHUNK: usize = 256;
 fn batch_bytes(threads: usize) -> usize {
     ((16 << 20) / (threads * threads)).clamp(4 << 10, 32 << 10)
 }
+/// An empty batch buffer with room for `batch_bytes(threads)` bytes and the record that
+/// takes it past that size.
+fn new_batch(threads: usize) -> Vec<u8> {
+    Vec::with_capacity(batch_bytes(threads) + 1024)
+}
 /// How far ahead of the insertion point the home buckets are prefetched (see the module
 /// documentation for why not more).
 const PREFETCH_DISTANCE: usize = 8;
@@ -422,9 +427,7 @@ where
             senders,
             inbox,
             shard,
-            outboxes: (0..threads)
-                .map(|_| Vec::with_capacity(batch_bytes(threads) + 1024))
-                .collect(),
+            outboxes: (0..threads).map(|_| new_batch(threads)).collect(),
             pool: Vec::new(),
             actions: Vec::new(),
             scratch: Vec::new(),
@@ -642,7 +645,13 @@ where
         if self.outboxes[owner].is_empty() {
             return;
         }
-        let spare = self.pool.pop().unwrap_or_default();
+        // With more than one worker, a worker's pool is refilled by the batches its peers
+        // send it, which may be fewer than it sends them; a new buffer then gets the full
+        // capacity at once rather than growing (and copying) batch by batch.
+        let spare = self
+            .pool
+            .pop()
+            .unwrap_or_else(|| new_batch(self.cx.shared.threads));
         let batch = std::mem::replace(&mut self.outboxes[owner], spare);
         if owner == self.id {
             self.absorb(batch);
