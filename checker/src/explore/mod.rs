@@ -44,15 +44,18 @@
 //! With `T` threads the 64-bit fingerprint space is cut into `T` shards (by the top 32 bits
 //! of the fingerprint, see [`shard_of`]) and worker `w` *owns* shard `w`: the visited set
 //! and parent log of its fingerprints and the part of each level made of its states. Only
-//! the owner ever touches a shard, so its tables are plain single-threaded open-addressing
-//! tables with no locks and no atomics. A worker expands the states of its own frontier;
-//! each successor is fingerprinted and packed into an outgoing *batch* for its owner.
+//! the owner ever touches a shard's tables, so they are plain single-threaded open-addressing
+//! tables with no locks and no atomics. A worker expands the states of its own frontier, then
+//! helps with what is left of its peers' (work stealing: during a level each frontier and its
+//! keys are shared read-only, and states are claimed a chunk at a time through one atomic
+//! cursor per frontier); each successor is fingerprinted and packed into an outgoing *batch*
+//! for its owner.
 //! Batches of about 32 KiB travel over the owner's `mpsc` channel (the worker's own batches
 //! are absorbed directly). The owner looks the records up in its tables and appends new
-//! states to its part of the next level. When a worker has expanded its frontier it sends
+//! states to its part of the next level. When no state of the level is left to claim a worker sends
 //! `Done` to every peer and keeps absorbing until every peer sent `Done`; then the level is
-//! complete ([`shard`] has the details). Because fingerprints are uniformly distributed the
-//! shards get equal shares of the work.
+//! complete ([`shard`] has the details). Fingerprints are uniformly distributed, so the
+//! shards get about equal shares of the work, and stealing evens out the rest.
 //!
 //! With one thread the very same loop runs on the calling thread with a single shard.
 //!

@@ -18,7 +18,8 @@
 //!
 //! 12 bytes per state, with no load factor and no per-state overhead. A parent reference is
 //! `index · shards + shard` ([`parent_ref`]), the parent's position in its shard's part of
-//! its level: the worker that expands the `i`-th state of its frontier knows both numbers,
+//! its level: the worker that expands the `i`-th state of a shard's part (its own, or a peer's
+//! it helps with) knows both numbers,
 //! puts the reference in every successor record, and the owner of the successor stores the
 //! reference of the smallest-key parent. The reference names a shard without knowing the
 //! sizes of the other shards' parts, so no worker ever reads another's log during the
@@ -61,6 +62,7 @@ use super::visited::{fingerprint_packed, shard_of, VisitedTable};
 use super::{Canonicalizer, Trace};
 use stateright::Model;
 use std::hash::Hash;
+use std::sync::Arc;
 
 /// Parent reference of an initial state.
 pub(crate) const NO_PARENT_REF: u32 = u32::MAX;
@@ -88,9 +90,11 @@ pub(crate) fn parent_ref(index: usize, shard: usize, shards: usize) -> u32 {
 }
 
 /// One closed level of one shard: its keys in discovery order and each one's parent
-/// reference. Boxed slices, so the level takes exactly 12 bytes per state.
+/// reference. Exact-size slices, so the level takes 12 bytes per state; the keys are shared
+/// (`Arc`) because while the level is expanded other workers may read them (work stealing,
+/// [`super::shard`]).
 struct Level {
-    keys: Box<[u64]>,
+    keys: Arc<[u64]>,
     parents: Box<[u32]>,
 }
 
@@ -149,11 +153,10 @@ impl ParentLog {
         self.closed
     }
 
-    /// The key of the `index`-th state of the last closed level (the level being expanded).
-    #[inline]
-    pub(crate) fn last_key(&self, index: usize) -> u64 {
+    /// The keys of the last closed level (the level being expanded), in discovery order.
+    pub(crate) fn last_keys(&self) -> Arc<[u64]> {
         match self.levels.last() {
-            Some(level) => level.keys[index],
+            Some(level) => Arc::clone(&level.keys),
             None => panic!("[memtx internal bug] expanding a level that was never closed"),
         }
     }
@@ -367,9 +370,9 @@ mod tests {
             log.close_level();
         }
         let logs: Vec<&ParentLog> = logs.iter().collect();
-        assert_eq!(logs[0].last_key(0), c);
+        assert_eq!(logs[0].last_keys()[0], c);
         assert_eq!(logs[0].len() + logs[1].len(), 5 + 2);
-        assert_eq!(logs[1].last_key(0), c);
+        assert_eq!(logs[1].last_keys()[0], c);
         assert_eq!(key_chain(&logs, e, 2), vec![b, d, e]);
         assert_eq!(key_chain(&logs, c, 1), vec![b, c]);
         assert_eq!(key_chain(&logs, a, 0), vec![a]);

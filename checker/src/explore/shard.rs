@@ -5,13 +5,18 @@
 //! current level made of those states, and the part of the next level it discovers. During
 //! a level a worker
 //!
-//! 1. expands its own frontier chunk by chunk: unpack the state into a reused value,
+//! 1. expands its own frontier chunk by chunk, claiming `CHUNK` states at a time from its
+//!    share of the level ([`Part`], published for the level), then claims and expands what
+//!    is left of its peers' shares (work stealing: the expansion of a state does not depend
+//!    on which worker does it, since its parent reference names the share it belongs to, and
+//!    it evens out the end of a level, where one worker used to wait for the other). For
+//!    each state: unpack it into a reused value,
 //!    evaluate the properties that still lack a discovery, enumerate the actions into a
 //!    reused vector, and for each successor within the boundary canonicalize it (symmetry),
 //!    pack it once into a scratch buffer, fingerprint those bytes, and copy them into the
 //!    outgoing batch of the owning shard, after a header carrying the fingerprint, the
-//!    expanded state's key and its parent reference (`index · threads + w`, see
-//!    [`super::path`]).
+//!    expanded state's key and its parent reference (`index · threads + s` for the `index`-th
+//!    state of shard `s`'s share, see [`super::path`]).
 //!    A self-loop, a successor equal to the state being expanded, is counted but skips the
 //!    lookup (in two-phase commit, re-receiving a message: over a third of all
 //!    successors), and so is a repeat of a successor this worker sent lately from a parent
@@ -20,7 +25,8 @@
 //! 2. hands every full batch to its owner: its own batches are absorbed on the spot, the
 //!    others travel over the owner's `mpsc` channel; between chunks it absorbs whatever
 //!    arrived in its own inbox;
-//! 3. when its frontier is done (or a memory stop was requested), flushes every batch,
+//! 3. when no state of the level is left to claim (or a memory stop was requested), flushes
+//!    every batch,
 //!    sends `Done` to every other worker and keeps absorbing until it has received `Done`
 //!    from all of them. Channels are FIFO per sender, so after the last `Done` nothing of
 //!    this level is still in flight;
@@ -66,15 +72,16 @@ use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD
 use super::packed::PackedState;
 use super::path::{parent_ref, ParentLog};
 use super::recent::RecentSuccessors;
-use super::sync::{lock, Poisoned, Shared};
+use super::sync::{lock, Part, Poisoned, Shared};
 use super::visited::{
     fingerprint_packed, probe_key, shard_of, FreshTable, Probe, VisitedTable, MAX_PROBE_ATTEMPTS,
 };
 use super::{Canonicalizer, NextStateInto};
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// States expanded between two check points.
@@ -481,25 +488,25 @@ where
         pending: &[bool],
         mut coordinator: Option<&mut Coordinator<'_>>,
     ) -> Result<(), Poisoned> {
-        let current = std::mem::take(&mut self.shard.current);
-        let any_pending = pending.iter().any(|p| *p);
-        let mut index = 0;
-        while index < current.len() && !self.cx.shared.memory_stop_requested() {
-            let end = (index + CHUNK).min(current.len());
-            for i in index..end {
-                let key = self.shard.log.last_key(i);
-                let parent = parent_ref(i, self.id, self.cx.shared.threads);
-                self.expand(key, parent, current.get(i), any_pending.then_some(pending));
-            }
-            self.expanded += (end - index) as u64;
-            index = end;
-            self.absorb_inbox();
-            self.checkpoint(coordinator.as_deref_mut());
-            if self.cx.shared.barrier.is_poisoned() {
-                return Err(Poisoned);
+        let threads = self.cx.shared.threads;
+        let mine = Arc::new(Part {
+            frontier: std::mem::take(&mut self.shard.current),
+            keys: self.shard.log.last_keys(),
+            cursor: AtomicUsize::new(0),
+        });
+        *lock(&self.cx.shared.parts[self.id]) = Some(Arc::clone(&mine));
+        // Its own share first, then whatever is left of the others' (work stealing): a
+        // state's expansion does not depend on which worker does it, since its parent
+        // reference names the share it belongs to.
+        self.expand_part(&mine, self.id, pending, coordinator.as_deref_mut())?;
+        drop(mine);
+        let id = self.id;
+        for peer in (1..threads).map(|k| (id + k) % threads) {
+            let theirs = lock(&self.cx.shared.parts[peer]).clone();
+            if let Some(theirs) = theirs {
+                self.expand_part(&theirs, peer, pending, coordinator.as_deref_mut())?;
             }
         }
-        self.shard.current = current;
 
         for owner in 0..self.outboxes.len() {
             self.flush(owner);
@@ -527,6 +534,43 @@ where
         // Peers send the next level's `Done` only after the level barrier, which this
         // worker has not reached yet, so no message of the next level is counted here.
         self.done = 0;
+        // Every peer has sent `Done`, which it does only after its last stolen chunk: no
+        // one holds this worker's share any more, and it can be taken back for reuse.
+        let mine = lock(&self.cx.shared.parts[self.id]).take();
+        match mine.map(Arc::try_unwrap) {
+            Some(Ok(part)) => self.shard.current = part.frontier,
+            _ => panic!("[memtx internal bug] a worker's share of the level is still in use"),
+        }
+        Ok(())
+    }
+
+    /// Expands the states of `part` (the share of worker `owner`) that no worker has
+    /// claimed yet, `CHUNK` at a time, absorbing arrivals and passing the check point
+    /// between chunks.
+    fn expand_part(
+        &mut self,
+        part: &Part,
+        owner: usize,
+        pending: &[bool],
+        mut coordinator: Option<&mut Coordinator<'_>>,
+    ) -> Result<(), Poisoned> {
+        let threads = self.cx.shared.threads;
+        let pending = pending.iter().any(|p| *p).then_some(pending);
+        while !self.cx.shared.memory_stop_requested() {
+            let Some(chunk) = part.claim(CHUNK) else {
+                break;
+            };
+            self.expanded += chunk.len() as u64;
+            for i in chunk {
+                let parent = parent_ref(i, owner, threads);
+                self.expand(part.keys[i], parent, part.frontier.get(i), pending);
+            }
+            self.absorb_inbox();
+            self.checkpoint(coordinator.as_deref_mut());
+            if self.cx.shared.barrier.is_poisoned() {
+                return Err(Poisoned);
+            }
+        }
         Ok(())
     }
 

@@ -3,8 +3,9 @@
 //!
 //! Everything here is touched a few times per batch or per level, never per state.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use super::frontier::Frontier;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// Returned by blocking operations once some worker has panicked.
@@ -102,6 +103,28 @@ pub(crate) struct Decision {
     pub(crate) pending: Vec<bool>,
 }
 
+/// One worker's share of the level being expanded, readable by every worker: the states
+/// (packed), their keys, and a cursor through them. Whoever expands states of it, the worker
+/// itself or a peer that finished its own share, claims them `CHUNK` at a time by advancing
+/// the cursor, so each state is expanded exactly once.
+pub(crate) struct Part {
+    /// The states, in the order of `keys`.
+    pub(crate) frontier: Frontier,
+    /// Their keys (the last closed level of the owner's parent log).
+    pub(crate) keys: Arc<[u64]>,
+    /// Index of the first state nobody has claimed yet.
+    pub(crate) cursor: AtomicUsize,
+}
+
+impl Part {
+    /// Claims the next `chunk` states (fewer at the end); `None` once all are claimed.
+    pub(crate) fn claim(&self, chunk: usize) -> Option<std::ops::Range<usize>> {
+        let len = self.frontier.len();
+        let start = self.cursor.fetch_add(chunk, Ordering::Relaxed);
+        (start < len).then(|| start..(start + chunk).min(len))
+    }
+}
+
 /// State shared by all workers of one exploration.
 pub(crate) struct Shared {
     pub(crate) threads: usize,
@@ -114,6 +137,9 @@ pub(crate) struct Shared {
     /// Per worker, per property: smallest key of a discovery in the level just expanded.
     pub(crate) level_discoveries: Vec<Mutex<Vec<Option<u64>>>>,
     pub(crate) decision: Mutex<Decision>,
+    /// Per worker: its share of the level being expanded, published when the level starts
+    /// and taken back once every worker has sent `Done` (so nobody reads it any more).
+    pub(crate) parts: Vec<Mutex<Option<Arc<Part>>>>,
 }
 
 impl Shared {
@@ -129,6 +155,7 @@ impl Shared {
                 .map(|_| Mutex::new(vec![None; properties]))
                 .collect(),
             decision: Mutex::new(decision),
+            parts: (0..threads).map(|_| Mutex::new(None)).collect(),
         }
     }
 
@@ -156,5 +183,45 @@ impl Shared {
     /// Whether a memory stop was requested.
     pub(crate) fn memory_stop_requested(&self) -> bool {
         self.stop_memory.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A share of 1000 states claimed 7 at a time by three threads at once (as by a worker
+    /// and two thieves): every state is claimed exactly once, and claims past the end
+    /// return nothing.
+    #[test]
+    fn concurrent_claims_cover_every_state_exactly_once() {
+        let mut frontier = Frontier::default();
+        for i in 0..1000u32 {
+            frontier.push(&i.to_le_bytes());
+        }
+        let part = Part {
+            frontier,
+            keys: (0..1000u64).collect(),
+            cursor: AtomicUsize::new(0),
+        };
+        let claimed: Vec<Vec<usize>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut mine = Vec::new();
+                        while let Some(range) = part.claim(7) {
+                            assert!(range.len() <= 7 && range.end <= 1000, "{range:?}");
+                            mine.extend(range);
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut all: Vec<usize> = claimed.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..1000).collect::<Vec<_>>());
+        assert_eq!(part.claim(7), None, "everything was claimed");
     }
 }
