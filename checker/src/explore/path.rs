@@ -18,12 +18,13 @@
 //!
 //! 12 bytes per state, with no load factor and no per-state overhead. A parent reference is
 //! `index · shards + shard` ([`parent_ref`]), the parent's position in its shard's part of
-//! its level: the worker that expands the `i`-th state of a shard's part (its own, or a peer's
-//! it helps with) knows both numbers,
-//! puts the reference in every successor record, and the owner of the successor stores the
-//! reference of the smallest-key parent. The reference names a shard without knowing the
-//! sizes of the other shards' parts, so no worker ever reads another's log during the
-//! search. (One level may hold at most about 2^32 states; the engine stops with an internal
+//! its level: the worker that expands the `i`-th state of a shard's part (its own, or a
+//! peer's it helps with) knows both numbers, puts the reference in every successor record,
+//! and the owner of the successor stores the reference of the smallest-key parent. The
+//! reference names a shard without knowing the sizes of the other shards' parts, so no
+//! worker ever writes another's log during the search; the only thing of it a worker reads
+//! is the keys of the level being expanded, shared read-only while it helps with that
+//! shard's part. (One level may hold at most about 2^32 states; the engine stops with an internal
 //! error beyond that, long after memory would have run out on any machine this runs on.)
 //!
 //! Discovery order depends on thread timing, so the *values* of the references do too; what

@@ -79,7 +79,7 @@ use super::visited::{
 use super::{Canonicalizer, NextStateInto};
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
@@ -489,11 +489,10 @@ where
         mut coordinator: Option<&mut Coordinator<'_>>,
     ) -> Result<(), Poisoned> {
         let threads = self.cx.shared.threads;
-        let mine = Arc::new(Part {
-            frontier: std::mem::take(&mut self.shard.current),
-            keys: self.shard.log.last_keys(),
-            cursor: AtomicUsize::new(0),
-        });
+        let mine = Arc::new(Part::new(
+            std::mem::take(&mut self.shard.current),
+            self.shard.log.last_keys(),
+        ));
         *lock(&self.cx.shared.parts[self.id]) = Some(Arc::clone(&mine));
         // Its own share first, then whatever is left of the others' (work stealing): a
         // state's expansion does not depend on which worker does it, since its parent

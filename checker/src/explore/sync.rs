@@ -113,10 +113,19 @@ pub(crate) struct Part {
     /// Their keys (the last closed level of the owner's parent log).
     pub(crate) keys: Arc<[u64]>,
     /// Index of the first state nobody has claimed yet.
-    pub(crate) cursor: AtomicUsize,
+    cursor: AtomicUsize,
 }
 
 impl Part {
+    /// A share of `frontier`, whose states have the keys `keys`, with nothing claimed yet.
+    pub(crate) fn new(frontier: Frontier, keys: Arc<[u64]>) -> Self {
+        Part {
+            frontier,
+            keys,
+            cursor: AtomicUsize::new(0),
+        }
+    }
+
     /// Claims the next `chunk` states (fewer at the end); `None` once all are claimed.
     pub(crate) fn claim(&self, chunk: usize) -> Option<std::ops::Range<usize>> {
         let len = self.frontier.len();
@@ -199,11 +208,7 @@ mod tests {
         for i in 0..1000u32 {
             frontier.push(&i.to_le_bytes());
         }
-        let part = Part {
-            frontier,
-            keys: (0..1000u64).collect(),
-            cursor: AtomicUsize::new(0),
-        };
+        let part = Part::new(frontier, (0..1000u64).collect());
         let claimed: Vec<Vec<usize>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..3)
                 .map(|_| {
