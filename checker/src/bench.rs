@@ -22,7 +22,7 @@
 
 use crate::explore::{
     explore, read_proc_status_bytes, reset_peak_rss, Canonicalizer, ExploreError, ExploreOptions,
-    NextStateInto, PackedState,
+    Locality, NextStateInto, PackedState,
 };
 use crate::two_phase_commit::TwoPhaseSys;
 use stateright::{Checker, Model};
@@ -125,6 +125,8 @@ pub struct BenchOptions<M: Model> {
     /// In-place successor function for the fast engine (the one `memtx check` uses for
     /// MemTX), so that the benchmark measures what a check runs.
     pub next_state_into: Option<NextStateInto<M>>,
+    /// Locality key for the fast engine (MemTX's, as `memtx check` uses it).
+    pub locality: Option<Locality<M>>,
 }
 
 impl<M: Model> BenchOptions<M> {
@@ -136,6 +138,7 @@ impl<M: Model> BenchOptions<M> {
             exact: false,
             symmetry: None,
             next_state_into: None,
+            locality: None,
         }
     }
 }
@@ -211,6 +214,7 @@ where
         let mut explore_options = ExploreOptions::new().threads(threads).exact(options.exact);
         explore_options.symmetry = options.symmetry;
         explore_options.next_state_into = options.next_state_into;
+        explore_options.locality = options.locality;
         let report = explore(model, &explore_options)?;
         let rss = end_memory(baseline);
         let seconds = report.elapsed.as_secs_f64();

@@ -155,8 +155,9 @@ fn measure_here(
             let model = MemTx::new(cfg);
             let mut options = BenchOptions::new(&[threads]);
             // No symmetry: stateright's BFS ignores it, and both engines must count alike.
-            let (next_state_into, _) = crate::engine::memtx_hooks(&model, false);
-            options.next_state_into = Some(next_state_into);
+            let hooks = crate::engine::memtx_hooks(&model, false);
+            options.next_state_into = Some(hooks.next_state_into);
+            options.locality = Some(hooks.locality);
             run_one(&model, engine, threads, &options).map_err(failed)?
         }
     };

@@ -5,7 +5,7 @@
 //! reports, replay commands) reads, whichever engine produced it.
 
 use crate::explore::{
-    self, Canonicalizer, ExploreOptions, NextStateInto, PackedState, Progress, StopReason,
+    self, Canonicalizer, ExploreOptions, Locality, NextStateInto, PackedState, Progress, StopReason,
 };
 use memtx_model::{MemTx, Op, State};
 use stateright::{Checker, Model};
@@ -121,15 +121,25 @@ pub fn run(
     }
 }
 
-/// What the fast explorer needs to know about MemTX beyond `stateright::Model`: the in-place
-/// successor function, and the canonicalizer when `symmetry` is asked for. `memtx check` and
-/// `memtx bench` both take them from here, so that a benchmark measures what a check runs.
-pub fn memtx_hooks(
-    model: &MemTx,
-    symmetry: bool,
-) -> (NextStateInto<MemTx>, Option<Canonicalizer<MemTx>>) {
-    let canonical = symmetry.then(|| canonicalizer(model.cfg.bounds.agents));
-    (MemTx::next_state_into, canonical)
+/// What the fast explorer needs to know about MemTX beyond `stateright::Model`. `memtx check`
+/// and `memtx bench` both take it from [`memtx_hooks`], so that a benchmark measures what a
+/// check runs.
+pub struct MemtxHooks {
+    /// The in-place successor function ([`MemTx::next_state_into`]).
+    pub next_state_into: NextStateInto<MemTx>,
+    /// The canonicalizer, when symmetry is asked for.
+    pub symmetry: Option<Canonicalizer<MemTx>>,
+    /// Which worker owns a state ([`State::locality`]).
+    pub locality: Locality<MemTx>,
+}
+
+/// The hooks for `model`, with the canonicalizer if `symmetry` is asked for.
+pub fn memtx_hooks(model: &MemTx, symmetry: bool) -> MemtxHooks {
+    MemtxHooks {
+        next_state_into: MemTx::next_state_into,
+        symmetry: symmetry.then(|| canonicalizer(model.cfg.bounds.agents)),
+        locality: State::locality,
+    }
 }
 
 fn run_fast(
@@ -137,12 +147,13 @@ fn run_fast(
     opts: &RunOptions,
     progress: Option<&(dyn Fn(&Progress) + Sync)>,
 ) -> Result<RunOutcome, String> {
-    let (next_state_into, symmetry) = memtx_hooks(model, opts.symmetry);
+    let hooks = memtx_hooks(model, opts.symmetry);
     let mut o: ExploreOptions<'_, MemTx> = ExploreOptions::new()
         .threads(opts.threads)
         .exact(opts.exact)
-        .next_state_into(next_state_into);
-    if let Some(canonical) = symmetry {
+        .next_state_into(hooks.next_state_into)
+        .locality(hooks.locality);
+    if let Some(canonical) = hooks.symmetry {
         o = o.symmetry(canonical);
     }
     if let Some(d) = opts.max_depth {

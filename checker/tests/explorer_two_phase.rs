@@ -152,3 +152,72 @@ fn explorer_2pc_symmetry_reduces_states_with_same_verdicts() {
         }
     }
 }
+
+/// A coarse locality key for the tests below: the TM's state and how many RMs are prepared,
+/// so that only a handful of keys exist and the workers' shares are uneven.
+fn tm_and_prepared(s: &TwoPhaseState) -> u64 {
+    let prepared = (0..14).filter(|&rm| s.tm_prepared(rm)).count() as u64;
+    (s.tm_state() as u64) << 8 | prepared
+}
+
+#[test]
+fn explorer_2pc_locality_moves_work_not_results() {
+    let rms = 5;
+    let reference = run(rms, ExploreOptions::new());
+    assert_eq!(reference.states_per_worker, vec![reference.unique_states]);
+    let everything_to_one: fn(&TwoPhaseState) -> u64 = |_| 7;
+    for threads in [1, 2, 3] {
+        let by_fingerprint = run(rms, ExploreOptions::new().threads(threads));
+        for (name, key) in [
+            ("coarse key", tm_and_prepared as fn(&TwoPhaseState) -> u64),
+            ("constant key", everything_to_one),
+        ] {
+            let local = run(rms, ExploreOptions::new().threads(threads).locality(key));
+            let context = format!("{name}, {threads} threads");
+            assert_eq!(local.unique_states, reference.unique_states, "{context}");
+            assert_eq!(local.total_states, reference.total_states, "{context}");
+            assert_eq!(
+                local.states_per_depth, reference.states_per_depth,
+                "{context}"
+            );
+            // Same verdicts and the very same counterexamples (keys are still fingerprints).
+            assert_eq!(local.properties, reference.properties, "{context}");
+            assert_eq!(local.states_per_worker.len(), threads, "{context}");
+            assert_eq!(
+                local.states_per_worker.iter().sum::<u64>(),
+                local.unique_states,
+                "{context}"
+            );
+            if name == "constant key" {
+                // Every state belongs to the one worker the constant names.
+                let busy = local.states_per_worker.iter().filter(|&&n| n > 0).count();
+                assert_eq!(busy, 1, "{context}: {:?}", local.states_per_worker);
+            }
+        }
+        // By fingerprint every worker gets a fair share.
+        let fair = reference.unique_states / threads as u64;
+        for &n in &by_fingerprint.states_per_worker {
+            assert!(
+                n > fair * 8 / 10 && n < fair * 12 / 10,
+                "{threads} threads: {:?}",
+                by_fingerprint.states_per_worker
+            );
+        }
+    }
+}
+
+#[test]
+fn explorer_2pc_exact_mode_ignores_locality() {
+    let everything_to_one: fn(&TwoPhaseState) -> u64 = |_| 7;
+    let plain = run(5, ExploreOptions::new().threads(3).exact(true));
+    let with_key = run(
+        5,
+        ExploreOptions::new()
+            .threads(3)
+            .exact(true)
+            .locality(everything_to_one),
+    );
+    assert_eq!(with_key.states_per_worker, plain.states_per_worker);
+    assert!(with_key.states_per_worker.iter().all(|&n| n > 0));
+    assert_eq!(with_key.properties, plain.properties);
+}

@@ -541,3 +541,43 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(proptest_config(48))]
+
+    /// `State::locality` (the explorer's work-split key) changes exactly as its documentation
+    /// says: always when an operation adds a record (Observe, Stage, CallTool), never except
+    /// by those and Rebuild. A wrong claim would cost only speed, but the documentation
+    /// promises it.
+    #[test]
+    fn the_locality_key_changes_only_when_records_are_added_or_rebuilt(
+        walk in prop::collection::vec((any::<u8>(), any::<u16>()), 1..40),
+    ) {
+        let cfg = cfg();
+        let mut state = State::initial();
+        let mut ops = Vec::new();
+        let (mut kept, mut changed) = (0usize, 0usize);
+        for &(kind, index) in &walk {
+            ops.clear();
+            candidate_ops(&cfg, &state, &mut ops);
+            for op in ops.iter().step_by((ops.len() / 16).max(1)) {
+                let Ok(next) = step(&cfg, &state, op) else { continue };
+                let adds = next.len() > state.len();
+                let may_change = adds || matches!(op, Op::Rebuild { .. });
+                if next.locality() == state.locality() {
+                    prop_assert!(!adds, "{:?} added a record but kept the key", op);
+                    kept += 1;
+                } else {
+                    prop_assert!(may_change, "{:?} changed the key", op);
+                    changed += 1;
+                }
+            }
+            let Some(op) = pick(&ops, kind, index) else { break };
+            if let Ok(next) = step(&cfg, &state, &op) {
+                state = next;
+            }
+        }
+        prop_assert!(kept > 0);
+        prop_assert!(changed > 0);
+    }
+}

@@ -11,9 +11,14 @@ use super::report::{Progress, StopReason};
 use super::sync::{lock, Decision, Shared};
 use std::time::{Duration, Instant};
 
-/// Smallest-key discovery of one property: its key and its depth in steps from an initial
-/// state.
-pub(crate) type Found = Option<(u64, usize)>;
+/// A discovery within one level: the discovered state's key and its reference in the level
+/// ([`super::path::parent_ref`], which names the shard that stores it). Tuples compare by
+/// key first, so the smallest key wins.
+pub(crate) type Sighting = (u64, u32);
+
+/// Smallest-key discovery of one property: where it is, and its depth in steps from an
+/// initial state.
+pub(crate) type Found = Option<(Sighting, usize)>;
 
 /// Limits and callbacks the coordinator applies.
 pub(crate) struct Limits<'a> {
@@ -130,7 +135,7 @@ impl<'a> Coordinator<'a> {
                 .iter()
                 .filter_map(|d| lock(d)[p])
                 .min()
-                .map(|key| (key, self.level));
+                .map(|sighting| (sighting, self.level));
         }
         let distinct = self.distinct(shared);
         let before: u64 = self.states_per_depth.iter().sum();

@@ -12,8 +12,8 @@
 //! little-endian. The parent key decides which of several same-level parents is kept; the
 //! parent reference (the parent's place in its level, see [`super::path::parent_ref`]) is
 //! what the parent log stores. The
-//! sender packs the successor once into a scratch buffer, fingerprints it (the fingerprint
-//! picks the batch), and copies it into the batch; the owner decodes the records, looks them up in its visited table, and copies the bytes of the new
+//! sender packs the successor once into a scratch buffer, fingerprints it, and copies it
+//! into the batch of its owner (the fingerprint or the locality key picks the owner); the owner decodes the records, looks them up in its visited table, and copies the bytes of the new
 //! ones into its next frontier. It never needs to unpack them.
 
 /// Size of a record header: fingerprint, parent key, parent reference and length.

@@ -41,9 +41,12 @@
 //!
 //! # Shards
 //!
-//! With `T` threads the 64-bit fingerprint space is cut into `T` shards (by the top 32 bits
-//! of the fingerprint, see [`shard_of`]) and worker `w` *owns* shard `w`: the visited set
-//! and parent log of its fingerprints and the part of each level made of its states. Only
+//! With `T` threads the states are cut into `T` shards and worker `w` *owns* shard `w`: the
+//! visited set and parent log of its states and the part of each level made of them. By
+//! default a state's shard is drawn from its fingerprint (the top 32 bits, see
+//! [`shard_of`]); a model can instead supply a *locality key*
+//! ([`ExploreOptions::locality`]) that most actions leave unchanged, so that a state's
+//! successors mostly stay with the worker that expanded it. Only
 //! the owner ever touches a shard's tables, so they are plain single-threaded open-addressing
 //! tables with no locks and no atomics. A worker expands the states of its own frontier, then
 //! helps with what is left of its peers' (work stealing: during a level each frontier and its
@@ -55,7 +58,8 @@
 //! states to its part of the next level. When no state of the level is left to claim a worker sends
 //! `Done` to every peer and keeps absorbing until every peer sent `Done`; then the level is
 //! complete ([`shard`] has the details). Fingerprints are uniformly distributed, so the
-//! shards get about equal shares of the work, and stealing evens out the rest.
+//! shards get about equal shares of the work (with a locality key, as equal as the states
+//! are spread over its values), and stealing evens out the expansion.
 //!
 //! With one thread the very same loop runs on the calling thread with a single shard.
 //!
@@ -171,7 +175,7 @@ mod shard;
 mod sync;
 mod visited;
 
-pub use options::{Canonicalizer, ExploreOptions, NextStateInto, Trace};
+pub use options::{Canonicalizer, ExploreOptions, Locality, NextStateInto, Trace};
 pub use packed::PackedState;
 pub use path::check_path;
 pub use report::{
@@ -183,7 +187,7 @@ pub use visited::{fingerprint, fingerprint_packed, fmix64, shard_of};
 use coordinator::{Coordinator, Limits};
 use path::Keyer;
 use path::{ParentLog, NO_PARENT_REF};
-use shard::{Context, Insert, Msg, Shard, Worker};
+use shard::{owner_of, Context, Insert, Msg, Shard, Worker};
 use stateright::{Expectation, Model};
 use std::any::Any;
 use std::fmt::Debug;
@@ -232,6 +236,7 @@ where
     // Level 0: the initial states, inserted before any worker starts.
     let mut shards: Vec<Shard> = (0..threads).map(|_| Shard::new(options.exact)).collect();
     let mut init_generated = 0u64;
+    let locality = options.locality_in_effect();
     let mut buffer = Vec::new();
     for state in model.init_states() {
         if !model.within_boundary(&state) {
@@ -248,7 +253,7 @@ where
             return Err(ExploreError::PackRoundTrip);
         }
         let fp = fingerprint_packed(&buffer);
-        let shard = &mut shards[shard_of(fp, threads)];
+        let shard = &mut shards[owner_of(&state, fp, locality, threads)];
         while shard.needs_growth() {
             shard.grow();
         }
@@ -323,8 +328,15 @@ where
     let mut reports = Vec::with_capacity(properties.len());
     for (property, found) in properties.iter().zip(&coordinator.discoveries) {
         let discovery = match *found {
-            Some((key, steps)) => Some(Discovery {
-                path: path::rebuild(model, &mut keyer, &logs, property.name, key, steps)?,
+            Some(((key, reference), steps)) => Some(Discovery {
+                path: path::rebuild(
+                    model,
+                    &mut keyer,
+                    &logs,
+                    property.name,
+                    (key, reference),
+                    steps,
+                )?,
                 fingerprint: key,
             }),
             None => None,
@@ -375,6 +387,7 @@ where
             n * (total_states.saturating_sub(unique_states)) as f64 / 2f64.powi(64)
         },
         fingerprint_collisions: shards.iter().map(Shard::collisions).sum(),
+        states_per_worker: shards.iter().map(Shard::len).collect(),
         dropped_states: shared.sum(|c| &c.dropped),
         threads,
         exact: options.exact,
@@ -404,6 +417,7 @@ where
         symmetry: options.symmetry,
         next_state_into: options.next_state_into,
         exact: options.exact,
+        locality: options.locality_in_effect(),
         shared,
     };
     let guarded = |body: &mut dyn FnMut() -> Result<Shard, Poisoned>| -> WorkerResult {

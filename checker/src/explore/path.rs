@@ -28,18 +28,17 @@
 //! error beyond that, long after memory would have run out on any machine this runs on.)
 //!
 //! Discovery order depends on thread timing, so the *values* of the references do too; what
-//! they point at does not. The keys of a level are deliberately not sorted: sorting would
-//! cost `O(n log n)` per level, for the one use that needs a search, finding the discovered
-//! state in its level, which a linear scan of one shard's part of one level does once per
-//! discovery.
+//! they point at does not. The keys of a level are deliberately not sorted, and need no
+//! search: a discovery is reported with the reference of the state it was made on (the
+//! worker that expands a state knows it), so the walk below starts there.
 //!
 //! # Rebuilding a path
 //!
-//! To rebuild the path to a discovery of level `d` with key `k`:
+//! To rebuild the path to a discovery of level `d` with reference `r`:
 //!
-//! 1. walk the log backwards: find `k` in level `d` of its shard (`shard_of(k)`), follow its
-//!    parent reference into level `d − 1`, and so on down to level 0, giving the chain of
-//!    keys `k0, k1, …, kd` (see [`key_chain`]);
+//! 1. walk the log backwards: read the key `kd` at `r` in level `d`, follow its parent
+//!    reference into level `d − 1`, and so on down to level 0, giving the chain of keys
+//!    `k0, k1, …, kd` (see [`key_chain`]);
 //! 2. re-execute forwards: take the first initial state (in `init_states()` order, within
 //!    the boundary) whose key is `k0`; then, from each state, try the actions in
 //!    `actions()` order and take the first whose successor (within the boundary) has the
@@ -57,6 +56,7 @@
 //! function of the model and of the chain, so the rebuilt path is the same for every thread
 //! count and every run of the same build.
 
+use super::coordinator::Sighting;
 use super::packed::PackedState;
 use super::report::ExploreError;
 use super::visited::{fingerprint_packed, shard_of, VisitedTable};
@@ -168,11 +168,6 @@ impl ParentLog {
         Some((*level.keys.get(index)?, level.parents[index]))
     }
 
-    /// The index of `key` in level `level` (a scan: this runs once per discovery).
-    fn find(&self, level: usize, key: u64) -> Option<usize> {
-        self.levels.get(level)?.keys.iter().position(|&k| k == key)
-    }
-
     /// Bytes held by the closed levels (exactly 12 per state, plus a few per level).
     pub(crate) fn bytes(&self) -> u64 {
         let per_level = std::mem::size_of::<Level>();
@@ -189,14 +184,13 @@ impl ParentLog {
     }
 }
 
-/// The chain of keys from an initial state to the state `key` of level `level`, read from
-/// the shards' parent logs; see the [module documentation](self).
-pub(crate) fn key_chain(logs: &[&ParentLog], key: u64, level: usize) -> Vec<u64> {
+/// The chain of keys from an initial state to the state with reference `reference` in level
+/// `level` ([`parent_ref`]), read from the shards' parent logs; see the
+/// [module documentation](self).
+pub(crate) fn key_chain(logs: &[&ParentLog], reference: u32, level: usize) -> Vec<u64> {
     let shards = logs.len();
-    let mut shard = shard_of(key, shards);
-    let mut index = logs[shard]
-        .find(level, key)
-        .unwrap_or_else(|| panic!("[memtx internal bug] key {key:#x} missing from level {level}"));
+    let mut shard = reference as usize % shards;
+    let mut index = reference as usize / shards;
     let mut chain = Vec::with_capacity(level + 1);
     let mut level = level;
     loop {
@@ -251,14 +245,14 @@ where
     }
 }
 
-/// Rebuilds the path to the state stored under `key` in level `steps` (that many actions
+/// Rebuilds the path to the state `(key, reference)` of level `steps` (that many actions
 /// from an initial state); see the [module documentation](self).
 pub(crate) fn rebuild<M>(
     model: &M,
     keyer: &mut Keyer<'_, M>,
     logs: &[&ParentLog],
     property: &'static str,
-    key: u64,
+    (key, reference): Sighting,
     steps: usize,
 ) -> Result<Trace<M>, ExploreError>
 where
@@ -266,7 +260,12 @@ where
     M::State: Hash + PackedState,
     M::Action: Clone,
 {
-    let chain = key_chain(logs, key, steps);
+    let chain = key_chain(logs, reference, steps);
+    assert_eq!(
+        chain.last(),
+        Some(&key),
+        "[memtx internal bug] a discovery's reference does not name its key"
+    );
 
     let replay_error = |step| ExploreError::PathReplay { property, step };
     let mut current = model
@@ -340,12 +339,11 @@ mod tests {
 
     #[test]
     fn parent_log_rebuilds_chains_across_shards() {
-        // Two shards; keys below 2^63 belong to shard 0, the others to shard 1.
+        // Two shards; the walk follows references, whichever shard a key is in.
         let shards = 2;
         let (a, b) = (0x10, 0x8000_0000_0000_0010u64);
         let (c, d) = (0x20, 0x8000_0000_0000_0020u64);
         let e = 0x30;
-        assert_eq!((shard_of(a, 2), shard_of(b, 2)), (0, 1));
         let mut logs = [ParentLog::default(), ParentLog::default()];
         // Level 0: a in shard 0, b in shard 1.
         logs[0].push(a, NO_PARENT_REF);
@@ -374,9 +372,12 @@ mod tests {
         assert_eq!(logs[0].last_keys()[0], c);
         assert_eq!(logs[0].len() + logs[1].len(), 5 + 2);
         assert_eq!(logs[1].last_keys()[0], c);
-        assert_eq!(key_chain(&logs, e, 2), vec![b, d, e]);
-        assert_eq!(key_chain(&logs, c, 1), vec![b, c]);
-        assert_eq!(key_chain(&logs, a, 0), vec![a]);
+        let (first_of_0, first_of_1) = (parent_ref(0, 0, shards), parent_ref(0, 1, shards));
+        assert_eq!(key_chain(&logs, first_of_0, 2), vec![b, d, e]);
+        assert_eq!(key_chain(&logs, first_of_0, 1), vec![b, c]);
+        assert_eq!(key_chain(&logs, first_of_1, 1), vec![b, d]);
+        assert_eq!(key_chain(&logs, first_of_0, 0), vec![a]);
+        assert_eq!(key_chain(&logs, first_of_1, 0), vec![b]);
         // Exactly 12 bytes per state, plus a fixed size per level.
         let per_level = std::mem::size_of::<Level>() as u64;
         assert!(logs[0].bytes() >= 4 * 12 + 4 * per_level);

@@ -154,6 +154,10 @@ pub struct ExploreReport<State, Action> {
     pub fingerprint_collisions: u64,
     /// States lost because a visited table was full under the memory budget.
     pub dropped_states: u64,
+    /// Distinct states stored by each worker, in worker order: how the states were split.
+    /// By fingerprint the shares are about equal; with a locality key
+    /// ([`super::ExploreOptions::locality`]) they are as even as the key spreads the states.
+    pub states_per_worker: Vec<u64>,
     /// Worker threads used.
     pub threads: usize,
     /// Whether exact mode was on.

@@ -1,6 +1,7 @@
 //! A worker and the shard it owns.
 //!
-//! Worker `w` owns shard `w`: for every key `k` with `shard_of(k) == w`, the visited table
+//! Worker `w` owns shard `w`: for every state that [`owner_of`] gives to `w` (by its
+//! fingerprint, or by its locality key if the exploration has one), the visited table
 //! (closed levels), the fresh table (the open level), the parent log, the part of the
 //! current level made of those states, and the part of the next level it discovers. During
 //! a level a worker
@@ -67,22 +68,43 @@
 //! With one thread the same code runs on the calling thread: every successor belongs to
 //! shard 0 and every batch is absorbed locally.
 
-use super::coordinator::Coordinator;
+use super::coordinator::{Coordinator, Sighting};
 use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD_HEADER};
 use super::packed::PackedState;
 use super::path::{parent_ref, ParentLog};
 use super::recent::RecentSuccessors;
 use super::sync::{lock, Part, Poisoned, Shared};
 use super::visited::{
-    fingerprint_packed, probe_key, shard_of, FreshTable, Probe, VisitedTable, MAX_PROBE_ATTEMPTS,
+    fingerprint_packed, fmix64, probe_key, shard_of, FreshTable, Probe, VisitedTable,
+    MAX_PROBE_ATTEMPTS,
 };
-use super::{Canonicalizer, NextStateInto};
+use super::{Canonicalizer, Locality, NextStateInto};
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The worker (of `shards`) that owns `state`, whose fingerprint is `fp`: drawn from its
+/// locality key when the exploration has one ([`super::ExploreOptions::locality`]),
+/// otherwise from the fingerprint.
+#[inline]
+pub(crate) fn owner_of<S>(
+    state: &S,
+    fp: u64,
+    locality: Option<fn(&S) -> u64>,
+    shards: usize,
+) -> usize {
+    if shards == 1 {
+        return 0;
+    }
+    let key = match locality {
+        Some(key) => fmix64(key(state)),
+        None => fp,
+    };
+    shard_of(key, shards)
+}
 
 /// States expanded between two check points.
 const CHUNK: usize = 256;
@@ -378,6 +400,9 @@ pub(crate) struct Context<'a, M: Model> {
     pub(crate) symmetry: Option<Canonicalizer<M>>,
     pub(crate) next_state_into: Option<NextStateInto<M>>,
     pub(crate) exact: bool,
+    /// The locality key, if states are owned by it rather than by their fingerprint (never
+    /// in exact mode).
+    pub(crate) locality: Option<Locality<M>>,
     pub(crate) shared: &'a Shared,
 }
 
@@ -400,7 +425,8 @@ pub(crate) struct Worker<'a, M: Model> {
     recent: Option<RecentSuccessors>,
     /// The successor value reused by [`Context::next_state_into`] (boxed, as `state`).
     successor: Option<Box<M::State>>,
-    discoveries: Vec<Option<u64>>,
+    /// Per property, the smallest-key discovery of this level so far.
+    discoveries: Vec<Option<Sighting>>,
     /// Peers that sent `Done` during the current level.
     done: usize,
     /// Size at which an outgoing batch is handed over.
@@ -573,8 +599,8 @@ where
         Ok(())
     }
 
-    /// Expands one state (key `key`, parent reference `parent` for its successors):
-    /// properties, then successors into the outgoing batches.
+    /// Expands one state (key `key`; `parent` is its reference in its level, the parent
+    /// reference of its successors): properties, then successors into the outgoing batches.
     #[inline]
     fn expand(&mut self, key: u64, parent: u32, bytes: &[u8], pending: Option<&[bool]>) {
         // The state value is reused from one call to the next (moved out of `self` for
@@ -606,7 +632,8 @@ where
                 };
                 if discovered {
                     let best = &mut self.discoveries[p];
-                    *best = Some(best.map_or(key, |b| b.min(key)));
+                    let here = (key, parent);
+                    *best = Some(best.map_or(here, |b| b.min(here)));
                 }
             }
         }
@@ -665,7 +692,7 @@ where
                     continue;
                 }
             }
-            let owner = shard_of(fp, threads);
+            let owner = owner_of(next, fp, self.cx.locality, threads);
             let batch = &mut self.outboxes[owner];
             let mark = begin_record(batch, fp, key, parent);
             batch.extend_from_slice(&self.scratch);
@@ -875,12 +902,14 @@ mod tests {
                 assert_eq!(shard.insert(parents[p], child, 0, b"p"), Insert::Known);
             }
             close(&mut shard);
-            let chain = key_chain(&[&shard.log], child, 1);
+            // The child is the first (and only) state of level 1 in the one shard.
+            let at = parent_ref(0, 0, 1);
+            let chain = key_chain(&[&shard.log], at, 1);
             assert_eq!(chain, vec![smallest, child], "order {order:?}");
             // A later level cannot change the parent of a closed level's state.
             assert_eq!(shard.insert(child, NO_PARENT, 0, b"c"), Insert::Known);
             close(&mut shard);
-            assert_eq!(key_chain(&[&shard.log], child, 1), vec![smallest, child]);
+            assert_eq!(key_chain(&[&shard.log], at, 1), vec![smallest, child]);
         }
     }
 

@@ -3,6 +3,7 @@
 //!
 //! Everything here is touched a few times per batch or per level, never per state.
 
+use super::coordinator::Sighting;
 use super::frontier::Frontier;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -143,8 +144,8 @@ pub(crate) struct Shared {
     /// point.
     pub(crate) stop_memory: AtomicBool,
     pub(crate) max_memory: Option<u64>,
-    /// Per worker, per property: smallest key of a discovery in the level just expanded.
-    pub(crate) level_discoveries: Vec<Mutex<Vec<Option<u64>>>>,
+    /// Per worker, per property: the smallest-key discovery in the level just expanded.
+    pub(crate) level_discoveries: Vec<Mutex<Vec<Option<Sighting>>>>,
     pub(crate) decision: Mutex<Decision>,
     /// Per worker: its share of the level being expanded, published when the level starts
     /// and taken back once every worker has sent `Done` (so nobody reads it any more).
