@@ -317,9 +317,6 @@ impl State {
     /// (`ExploreOptions::locality` in the checker explains why that pays). It is not a
     /// fingerprint: many states share a key, and it decides nothing but who does the work.
     pub fn locality(&self) -> u64 {
-        fn mix(h: u64, word: u64) -> u64 {
-            (h.rotate_left(5) ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        }
         self.records().iter().fold(self.len as u64, |h, r| {
             let created = u64::from_le_bytes([
                 r.kind as u8,
@@ -331,8 +328,10 @@ impl State {
                 r.scope as u8,
                 r.validity.from,
             ]);
-            let links = u64::from(r.parents.0) | u64::from(r.validity.until) << 16;
-            mix(mix(h, created), links)
+            let links = u64::from(r.parents.0) << 32 | u64::from(r.validity.until);
+            (h ^ created ^ links.rotate_left(17))
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                .rotate_left(26)
         })
     }
 
