@@ -150,7 +150,10 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// (equal states, equal keys), or one state could be stored by two workers. Nothing
     /// else depends on it: keys in the visited set are still fingerprints, so counts,
     /// levels, verdicts and counterexamples are the same with or without it, on any number
-    /// of threads.
+    /// of threads. (One exception, as unlikely as the collision estimate every report
+    /// prints: two different states with one fingerprint are merged when one worker owns
+    /// both and kept apart when two do, so after such a collision the count could depend on
+    /// the thread count.)
     ///
     /// Exact mode ignores it: there a state's key is the first free one along its
     /// fingerprint's probe sequence in the owner's table, and two different states with one
