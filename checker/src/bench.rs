@@ -126,7 +126,7 @@ pub struct BenchOptions<M: Model> {
     /// MemTX), so that the benchmark measures what a check runs.
     pub next_state_into: Option<NextStateInto<M>>,
     /// Locality key for the fast engine (MemTX's, as `memtx check` uses it).
-    pub locality: Option<Locality<M>>,
+    pub locality: Option<Locality>,
 }
 
 impl<M: Model> BenchOptions<M> {

@@ -129,8 +129,8 @@ pub struct MemtxHooks {
     pub next_state_into: NextStateInto<MemTx>,
     /// The canonicalizer, when symmetry is asked for.
     pub symmetry: Option<Canonicalizer<MemTx>>,
-    /// Which worker owns a state ([`State::locality`]).
-    pub locality: Locality<MemTx>,
+    /// Which worker owns a state ([`memtx_model::packed::locality`]).
+    pub locality: Locality,
 }
 
 /// The hooks for `model`, with the canonicalizer if `symmetry` is asked for.
@@ -138,7 +138,7 @@ pub fn memtx_hooks(model: &MemTx, symmetry: bool) -> MemtxHooks {
     MemtxHooks {
         next_state_into: MemTx::next_state_into,
         symmetry: symmetry.then(|| canonicalizer(model.cfg.bounds.agents)),
-        locality: State::locality,
+        locality: memtx_model::packed::locality,
     }
 }
 

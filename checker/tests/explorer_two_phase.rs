@@ -1,7 +1,7 @@
 //! The fast explorer on two-phase commit: counts against stateright's BFS, thread-count
 //! independence, exact mode and symmetry reduction.
 
-use memtx_checker::explore::{explore, ExploreOptions, ExploreReport};
+use memtx_checker::explore::{explore, ExploreOptions, ExploreReport, Locality, PackedState};
 use memtx_checker::two_phase_commit::{canonicalize, TwoPhaseAction, TwoPhaseState, TwoPhaseSys};
 use stateright::{Checker, Model};
 
@@ -153,9 +153,11 @@ fn explorer_2pc_symmetry_reduces_states_with_same_verdicts() {
     }
 }
 
-/// A coarse locality key for the tests below: the TM's state and how many RMs are prepared,
-/// so that only a handful of keys exist and the workers' shares are uneven.
-fn tm_and_prepared(s: &TwoPhaseState) -> u64 {
+/// A coarse locality key for the tests below, read from a packed state: the TM's state and
+/// how many RMs it knows prepared, so that only a handful of keys exist and the workers'
+/// shares are uneven.
+fn tm_and_prepared(bytes: &[u8]) -> u64 {
+    let s = TwoPhaseState::unpack(bytes).expect("the explorer passes packed states");
     let prepared = (0..14).filter(|&rm| s.tm_prepared(rm)).count() as u64;
     (s.tm_state() as u64) << 8 | prepared
 }
@@ -165,11 +167,11 @@ fn explorer_2pc_locality_moves_work_not_results() {
     let rms = 5;
     let reference = run(rms, ExploreOptions::new());
     assert_eq!(reference.states_per_worker, vec![reference.unique_states]);
-    let everything_to_one: fn(&TwoPhaseState) -> u64 = |_| 7;
+    let everything_to_one: Locality = |_| 7;
     for threads in [1, 2, 3] {
         let by_fingerprint = run(rms, ExploreOptions::new().threads(threads));
         for (name, key) in [
-            ("coarse key", tm_and_prepared as fn(&TwoPhaseState) -> u64),
+            ("coarse key", tm_and_prepared as Locality),
             ("constant key", everything_to_one),
         ] {
             let local = run(rms, ExploreOptions::new().threads(threads).locality(key));
@@ -208,7 +210,7 @@ fn explorer_2pc_locality_moves_work_not_results() {
 
 #[test]
 fn explorer_2pc_exact_mode_ignores_locality() {
-    let everything_to_one: fn(&TwoPhaseState) -> u64 = |_| 7;
+    let everything_to_one: Locality = |_| 7;
     let plain = run(5, ExploreOptions::new().threads(3).exact(true));
     let with_key = run(
         5,

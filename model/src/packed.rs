@@ -90,9 +90,42 @@ impl Writer<'_> {
     }
 }
 
-fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
+/// Bytes at the start of a record's encoding that hold what the record was created with.
+const CREATED_BYTES: usize = 11;
+
+/// The *locality key* of an encoded state: a hash of its record count and of what every
+/// record was created with (the first [`CREATED_BYTES`] bytes of each record's encoding).
+///
+/// Only the operations that add a record (Observe, Stage, CallTool) and Rebuild (which
+/// drops a view's revoked parents) change it; beginning, committing, aborting, revoking and
+/// reviewing do not. The checker's parallel explorer gives all states with one key to one
+/// worker, so that most successors stay with the worker that expanded their parent
+/// (`ExploreOptions::locality` in the checker explains why that pays). It reads the bytes
+/// the explorer has just packed (two loads per record), and it is not a fingerprint: many
+/// states share a key, and it decides nothing but who does the work. Bytes that are not an
+/// encoding give some key; nothing panics.
+pub fn locality(bytes: &[u8]) -> u64 {
+    let records = bytes.get(2).map_or(0, |&len| len as usize);
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut key = (records as u64).wrapping_mul(K);
+    for i in 0..records {
+        let created = bytes.get(HEADER_BYTES + RECORD_BYTES * i..);
+        let head = created.and_then(|c| c.first_chunk::<8>());
+        let tail = created.and_then(|c| c.get(CREATED_BYTES - 4..)?.first_chunk::<4>());
+        let (Some(head), Some(tail)) = (head, tail) else {
+            break;
+        };
+        let word = u64::from_le_bytes(*head) ^ u64::from(u32::from_le_bytes(*tail)).rotate_left(17);
+        key = (key.rotate_left(5) ^ word).wrapping_mul(K);
+    }
+    key
+}
+
+/// What `r` was created with (kind, slot, value, source, confidence, owner, scope, parents,
+/// validity), encoded: the first [`CREATED_BYTES`] bytes of its packed form, and what
+/// [`locality`] hashes.
+fn created_bytes(r: &Record) -> [u8; CREATED_BYTES] {
     let [p0, p1] = r.parents.0.to_le_bytes();
-    let [d0, d1] = r.doubted_at_execution.0.to_le_bytes();
     [
         r.kind as u8,
         r.slot,
@@ -105,6 +138,25 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
         p1,
         r.validity.from,
         r.validity.until,
+    ]
+}
+
+fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
+    let [kind, slot, value, source, confidence, owner, scope, p0, p1, from, until] =
+        created_bytes(r);
+    let [d0, d1] = r.doubted_at_execution.0.to_le_bytes();
+    [
+        kind,
+        slot,
+        value,
+        source,
+        confidence,
+        owner,
+        scope,
+        p0,
+        p1,
+        from,
+        until,
         r.life() as u8,
         opt(r.reason.map(|x| x as u8)),
         opt(r.writer),
@@ -265,6 +317,28 @@ mod tests {
         assert!(ISOLATIONS.iter().enumerate().all(|(i, v)| *v as usize == i));
         assert!(REASONS.iter().enumerate().all(|(i, v)| *v as usize == i));
         assert!(Life::ALL.iter().enumerate().all(|(i, v)| *v as usize == i));
+    }
+
+    #[test]
+    fn locality_reads_the_creation_bytes_and_never_panics() {
+        let mut s = State::initial();
+        let empty = s.locality();
+        s.push_record(Record {
+            kind: Kind::Summary,
+            ..Record::default()
+        });
+        let one = s.locality();
+        assert_ne!(one, empty);
+        // A lifecycle move leaves the key alone; a creation field changes it.
+        s.move_record(0, Life::Tentative)
+            .expect("Raw -> Tentative is allowed");
+        assert_eq!(s.locality(), one);
+        s.record_mut(0).slot = 1;
+        assert_ne!(s.locality(), one);
+        // Not encodings: some key, no panic.
+        for bytes in [&[][..], &[0, 0, 5], &[0, 0, 1, 0, 0, 1, 2, 3]] {
+            let _ = locality(bytes);
+        }
     }
 
     #[test]

@@ -307,32 +307,13 @@ impl State {
         entry.repairs |= repair.bit();
         entry.cause = Some(cause);
     }
-    /// A *locality key*: a hash of what every record was created with (kind, slot, value,
-    /// source, confidence, owner, scope, parents, validity), and of the record count.
-    ///
-    /// Only the operations that add a record (Observe, Stage, CallTool) and Rebuild (which
-    /// drops a view's revoked parents) change it; beginning, committing, aborting, revoking
-    /// and reviewing do not. The checker's parallel explorer gives all states with one key to
-    /// one worker, so that most successors stay with the worker that expanded their parent
-    /// (`ExploreOptions::locality` in the checker explains why that pays). It is not a
-    /// fingerprint: many states share a key, and it decides nothing but who does the work.
+    /// The state's locality key: [`crate::packed::locality`] of its encoding (which says
+    /// what the key is and what it is for). The explorer computes it from the successor's
+    /// bytes, which it has packed anyway; this packs first.
     pub fn locality(&self) -> u64 {
-        self.records().iter().fold(self.len as u64, |h, r| {
-            let created = u64::from_le_bytes([
-                r.kind as u8,
-                r.slot,
-                r.value,
-                r.source,
-                r.confidence as u8,
-                r.owner,
-                r.scope as u8,
-                r.validity.from,
-            ]);
-            let links = u64::from(r.parents.0) << 32 | u64::from(r.validity.until);
-            (h ^ created ^ links.rotate_left(17))
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                .rotate_left(26)
-        })
+        let mut bytes = Vec::new();
+        self.pack(&mut bytes);
+        crate::packed::locality(&bytes)
     }
 
     /// The canonical representative of this state under renaming of agents `0..agents`: the least

@@ -253,7 +253,7 @@ where
             return Err(ExploreError::PackRoundTrip);
         }
         let fp = fingerprint_packed(&buffer);
-        let shard = &mut shards[owner_of(&state, fp, locality, threads)];
+        let shard = &mut shards[owner_of(&buffer, fp, locality, threads)];
         while shard.needs_growth() {
             shard.grow();
         }

@@ -15,9 +15,9 @@ pub type Canonicalizer<M> = fn(&<M as Model>::State) -> <M as Model>::State;
 pub type NextStateInto<M> =
     fn(&M, &<M as Model>::State, <M as Model>::Action, &mut <M as Model>::State) -> bool;
 
-/// A locality key: states with equal keys belong to the same worker. See
-/// [`ExploreOptions::locality`].
-pub type Locality<M> = fn(&<M as Model>::State) -> u64;
+/// A locality key, computed from a packed state: states with equal keys belong to the same
+/// worker. See [`ExploreOptions::locality`].
+pub type Locality = fn(&[u8]) -> u64;
 
 /// A path through a model, in stateright's format: each state with the action taken from
 /// it, the last state with `None`.
@@ -37,7 +37,7 @@ pub struct ExploreOptions<'a, M: Model> {
     pub next_state_into: Option<NextStateInto<M>>,
     /// Decides which worker owns a state (by default its fingerprint does); ignored in exact
     /// mode. See [`ExploreOptions::locality`].
-    pub locality: Option<Locality<M>>,
+    pub locality: Option<Locality>,
     /// Stop when a level ends with at least this many distinct states.
     pub max_states: Option<u64>,
     /// Stop (at the next check point) when the engine's own accounting exceeds this.
@@ -120,8 +120,10 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
         self
     }
 
-    /// Sets [`ExploreOptions::locality`]: a state's owner becomes a function of
-    /// `key(state)` (after symmetry) instead of its fingerprint.
+    /// Sets [`ExploreOptions::locality`]: a state's owner becomes a function of `key(bytes)`,
+    /// `bytes` being its packed form (after symmetry), instead of its fingerprint. The
+    /// explorer has packed every successor anyway, so a key that reads a few bytes costs a
+    /// few loads.
     ///
     /// Every state belongs to one worker, which alone stores it and decides whether an
     /// arrival is new; a successor travels to its owner in a batch. By default the owner is
@@ -139,15 +141,16 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     ///
     /// A key that most actions leave unchanged keeps a state's successors, and so the
     /// siblings of a diamond, with the worker that expanded it. For MemTX it is the part of
-    /// every record fixed when the record is created ([`memtx_model::State::locality`]): on
+    /// every record fixed when the record is created ([`memtx_model::packed::locality`]): on
     /// `paper` with two workers, 95.5 % of the successors a worker sends are then its own
     /// (half by fingerprint), the workers absorb 92 M records instead of 116 M (one worker
     /// absorbs 90 M), and the run takes about 6 % less wall time and 7 % less CPU time
     /// (medians of 8 interleaved runs).
     ///
     /// The key must take many values, evenly: the workers' shares are only as balanced as
-    /// the states are spread over its values. It must be a function of the state alone
-    /// (equal states, equal keys), or one state could be stored by two workers. Nothing
+    /// the states are spread over its values. It must be a function of the bytes alone
+    /// (packing is canonical, so equal states get equal keys), or one state could be stored
+    /// by two workers. Nothing
     /// else depends on it: keys in the visited set are still fingerprints, so counts,
     /// levels, verdicts and counterexamples are the same with or without it, on any number
     /// of threads. (One exception, as unlikely as the collision estimate every report
@@ -158,13 +161,13 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// Exact mode ignores it: there a state's key is the first free one along its
     /// fingerprint's probe sequence in the owner's table, and two different states with one
     /// fingerprint must therefore meet in one table to get different keys.
-    pub fn locality(mut self, key: Locality<M>) -> Self {
+    pub fn locality(mut self, key: Locality) -> Self {
         self.locality = Some(key);
         self
     }
 
     /// The locality key that decides ownership: none in exact mode, which ignores it.
-    pub(crate) fn locality_in_effect(&self) -> Option<Locality<M>> {
+    pub(crate) fn locality_in_effect(&self) -> Option<Locality> {
         self.locality.filter(|_| !self.exact)
     }
 

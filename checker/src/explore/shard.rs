@@ -86,21 +86,16 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The worker (of `shards`) that owns `state`, whose fingerprint is `fp`: drawn from its
-/// locality key when the exploration has one ([`super::ExploreOptions::locality`]),
-/// otherwise from the fingerprint.
+/// The worker (of `shards`) that owns the state packed as `bytes`, whose fingerprint is
+/// `fp`: drawn from its locality key when the exploration has one
+/// ([`super::ExploreOptions::locality`]), otherwise from the fingerprint.
 #[inline]
-pub(crate) fn owner_of<S>(
-    state: &S,
-    fp: u64,
-    locality: Option<fn(&S) -> u64>,
-    shards: usize,
-) -> usize {
+pub(crate) fn owner_of(bytes: &[u8], fp: u64, locality: Option<Locality>, shards: usize) -> usize {
     if shards == 1 {
         return 0;
     }
     let key = match locality {
-        Some(key) => fmix64(key(state)),
+        Some(key) => fmix64(key(bytes)),
         None => fp,
     };
     shard_of(key, shards)
@@ -402,7 +397,7 @@ pub(crate) struct Context<'a, M: Model> {
     pub(crate) exact: bool,
     /// The locality key, if states are owned by it rather than by their fingerprint (never
     /// in exact mode).
-    pub(crate) locality: Option<Locality<M>>,
+    pub(crate) locality: Option<Locality>,
     pub(crate) shared: &'a Shared,
 }
 
@@ -692,7 +687,7 @@ where
                     continue;
                 }
             }
-            let owner = owner_of(next, fp, self.cx.locality, threads);
+            let owner = owner_of(&self.scratch, fp, self.cx.locality, threads);
             let batch = &mut self.outboxes[owner];
             let mark = begin_record(batch, fp, key, parent);
             batch.extend_from_slice(&self.scratch);
