@@ -545,10 +545,10 @@ proptest! {
 proptest! {
     #![proptest_config(proptest_config(48))]
 
-    /// `State::locality` (the explorer's work-split key) changes exactly as its documentation
-    /// says: always when an operation adds a record (Observe, Stage, CallTool), never except
-    /// by those and Rebuild. A wrong claim would cost only speed, but the documentation
-    /// promises it.
+    /// The locality key (`packed::locality`, the explorer's work split) changes exactly as
+    /// its documentation says: always when an operation adds a record (Observe, Stage,
+    /// CallTool), never except by those and Rebuild. A wrong claim would cost only speed, but
+    /// the documentation promises it.
     #[test]
     fn the_locality_key_changes_only_when_records_are_added_or_rebuilt(
         walk in prop::collection::vec((any::<u8>(), any::<u16>()), 1..40),
