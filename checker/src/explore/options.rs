@@ -142,7 +142,7 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// A key that most actions leave unchanged keeps a state's successors, and so the
     /// siblings of a diamond, with the worker that expanded it. For MemTX it is the part of
     /// every record fixed when the record is created ([`memtx_model::packed::locality`]): on
-    /// `paper` with two workers, 95.5 % of the successors a worker sends are then its own
+    /// `paper` with two workers, 93 % of the successors a worker sends are then its own
     /// (half by fingerprint), the workers absorb 92 M records instead of 116 M (one worker
     /// absorbs 90 M), and the run takes about 6 % less wall time and 7 % less CPU time
     /// (medians of 8 interleaved runs).
