@@ -10,9 +10,10 @@
 //! low bits then piles every state into a fraction of its buckets (with one constant low bit,
 //! half the table is never used, and so on). MurmurHash3's 64-bit finalizer `fmix64` is a
 //! bijection whose every output bit depends on every input bit, so after it every bit of the
-//! fingerprint is usable: the top 32 bits choose the shard (see [`shard_of`]) and the low
-//! 32 bits choose the bucket inside the shard's tables. Being a bijection, it cannot add
-//! collisions that FxHash did not already have.
+//! fingerprint is usable: the top 32 bits choose the shard (see [`shard_of`]; unless a
+//! locality key chooses it, `super::ExploreOptions::locality`) and the low 32 bits choose the
+//! bucket inside the shard's tables. Being a bijection, it cannot add collisions that FxHash
+//! did not already have.
 //!
 //! # What is stored, and why it is split
 //!
