@@ -105,8 +105,11 @@ const CREATED_BYTES: usize = 11;
 /// states share a key, and it decides nothing but who does the work. Bytes that are not an
 /// encoding give some key; nothing panics.
 pub fn locality(bytes: &[u8]) -> u64 {
-    let records = bytes.get(2).map_or(0, |&len| len as usize);
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    // The header is `clock, next_seq, len, ghost(2)`, as `decode` reads it.
+    let records = bytes
+        .first_chunk::<HEADER_BYTES>()
+        .map_or(0, |&[_, _, len, _, _]| len as usize);
     let mut key = (records as u64).wrapping_mul(K);
     for i in 0..records {
         let created = bytes.get(HEADER_BYTES + RECORD_BYTES * i..);
