@@ -53,7 +53,7 @@
 //! keys are shared read-only, and states are claimed a chunk at a time through one atomic
 //! cursor per frontier); each successor is fingerprinted and packed into an outgoing *batch*
 //! for its owner.
-//! Batches of about 32 KiB travel over the owner's `mpsc` channel (the worker's own batches
+//! Batches of about 128 KiB travel over the owner's `mpsc` channel (the worker's own batches
 //! are absorbed directly). The owner looks the records up in its tables and appends new
 //! states to its part of the next level. When no state of the level is left to claim a worker sends
 //! `Done` to every peer and keeps absorbing until every peer sent `Done`; then the level is
