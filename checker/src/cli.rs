@@ -99,10 +99,10 @@ pub struct CheckArgs {
     /// Do not expand states at this depth.
     #[arg(long)]
     pub max_depth: Option<usize>,
-    /// Write <name>.json and <name>.md reports into this directory.
+    /// Write NAME.json and NAME.md reports into this directory.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// Report name inside --report (default: <preset>-<variant>).
+    /// Report name inside --report (default: PRESET-VARIANT).
     #[arg(long)]
     pub name: Option<String>,
     /// Directory for counterexample traces.

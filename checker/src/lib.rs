@@ -5,13 +5,13 @@
 //! | module | holds |
 //! |---|---|
 //! | [`cli`], [`setup`] | the command line; turning it into a checked configuration |
-//! | [`check`], [`list`], [`replaying`], [`benching`], [`reference`] | one module per subcommand |
+//! | [`check`], [`list`], [`replaying`], [`benching`], [`reference`](mod@reference) | one module per subcommand |
 //! | [`engine`] | the two explorers behind one result type |
 //! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states |
 //! | [`trace`], [`itf`], [`replay`] | counterexample traces, ITF export, re-execution |
 //! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts |
 //! | [`error`], [`fsutil`] | one-line user errors (exit 2); atomic file writes |
-//! | [`bench`], [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
+//! | [`bench`](mod@bench), [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
 
 #![deny(missing_docs)]

@@ -94,7 +94,7 @@ impl Writer<'_> {
 const CREATED_BYTES: usize = 11;
 
 /// The *locality key* of an encoded state: a hash of its record count and of what every
-/// record was created with (the first [`CREATED_BYTES`] bytes of each record's encoding).
+/// record was created with (the first `CREATED_BYTES` = 11 bytes of each record's encoding).
 ///
 /// Only the operations that add a record (Observe, Stage, CallTool) and Rebuild (which
 /// drops a view's revoked parents) change it; beginning, committing, aborting, revoking and
@@ -125,7 +125,7 @@ pub fn locality(bytes: &[u8]) -> u64 {
 }
 
 /// What `r` was created with (kind, slot, value, source, confidence, owner, scope, parents,
-/// validity), encoded: the first [`CREATED_BYTES`] bytes of its packed form, and what
+/// validity), encoded: the first `CREATED_BYTES` bytes of its packed form, and what
 /// [`locality`] hashes.
 fn created_bytes(r: &Record) -> [u8; CREATED_BYTES] {
     let [p0, p1] = r.parents.0.to_le_bytes();

@@ -57,7 +57,7 @@
 //! are absorbed directly). The owner looks the records up in its tables and appends new
 //! states to its part of the next level. When no state of the level is left to claim a worker sends
 //! `Done` to every peer and keeps absorbing until every peer sent `Done`; then the level is
-//! complete ([`shard`] has the details). Fingerprints are uniformly distributed, so the
+//! complete (`shard.rs` has the details). Fingerprints are uniformly distributed, so the
 //! shards get about equal shares of the work (with a locality key, as equal as the states
 //! are spread over its values), and stealing evens out the expansion.
 //!
@@ -66,7 +66,7 @@
 //! # Packed frontier
 //!
 //! The frontier of a level is not a `Vec<M::State>` but one `Vec<u8>` per shard into which
-//! states are packed back to back, plus end offsets ([`frontier`]; the keys are the level's
+//! states are packed back to back, plus end offsets (`frontier.rs`; the keys are the level's
 //! keys in the parent log, in the same order). The model's
 //! state type implements [`PackedState`]. A state is unpacked into a reused value when it is
 //! expanded; successors are packed straight into outgoing batches and copied, still packed,
@@ -79,7 +79,7 @@
 //! # Visited set and parent log: 8 + 12 bytes per state
 //!
 //! A state is known by its 64-bit fingerprint: FxHash of the packed state passed through
-//! MurmurHash3's `fmix64` finalizer ([`visited`]). FxHash alone is fast but leaves the low
+//! MurmurHash3's `fmix64` finalizer (`visited.rs`). FxHash alone is fast but leaves the low
 //! bits of small states nearly constant, and a hash table indexed by those bits then uses
 //! a fraction of its buckets. `fmix64` is a bijection that makes every bit depend on every
 //! input bit, so the top bits can pick the shard and the low bits the bucket. Distinct
@@ -88,12 +88,12 @@
 //! removes the risk: the visited set also stores every packed state, compares bytes on a
 //! fingerprint match, and stores a colliding state under a secondary key.
 //!
-//! What is kept per state is split by lifetime ([`visited`] explains why):
+//! What is kept per state is split by lifetime (`visited.rs` explains why):
 //!
 //! * the **visited set**, a table of 8-byte keys of every state of the closed levels, sized
 //!   to any number of buckets and grown by half at 7/8 load, so that it stays between 9.1
 //!   and 13.7 bytes per state (at most 16) at any state count;
-//! * the **parent log** ([`path`]), per closed level the keys in discovery order and a
+//! * the **parent log** (`path.rs`), per closed level the keys in discovery order and a
 //!   32-bit reference to each one's parent: 12 bytes per state, exactly;
 //! * while a level is open, a **fresh table** of its new states (key, smallest parent key
 //!   so far, index in the level), which is working memory sized for about one level and
@@ -110,7 +110,7 @@
 //! **smallest fingerprint** (key) is kept. Since the level's set of states is independent
 //! of the thread count, so is this choice.
 //!
-//! The path is rebuilt from the parent log ([`path`]), whose links must therefore also be
+//! The path is rebuilt from the parent log (`path.rs`), whose links must therefore also be
 //! independent of timing. The first parent to reach a state depends on thread timing, so
 //! the engine does not keep the first one: while the level that discovered a state is
 //! open, the state is in its shard's fresh table, and any further arrival of the same state
@@ -118,7 +118,7 @@
 //! the level has been absorbed is the level closed and the parent written to the log, so
 //! each new state's parent is the **smallest-key parent among all its parents at the
 //! previous depth**, a function of the model alone. (A worker does not even send a
-//! successor it sent lately from a parent with a key no larger, [`recent`]: that record
+//! successor it sent lately from a parent with a key no larger, `recent.rs`: that record
 //! could not change the stored parent.) Finally the path is re-executed from the
 //! initial state choosing, at each step, the **first action in `model.actions()` order**
 //! whose successor has the next key of the chain. No action index is stored, which is why

@@ -8,23 +8,24 @@
 //! The same bytes travel between worker threads when a successor belongs to another shard,
 //! and in exact mode they are what the visited set compares to tell two states apart.
 //!
-//! The contract is small:
-//!
-//! * `pack` appends (never clears) an encoding of `self` to `out`;
-//! * `unpack(bytes)` returns the value that was packed, given exactly the bytes `pack`
-//!   appended; `None` means "these bytes are not an encoding", which the explorer treats as
-//!   a bug in the implementation;
-//! * equal states must pack to equal bytes and different states to different bytes (the
-//!   encoding is injective and canonical). Exact mode relies on this to compare states.
-//!
-//! The explorer checks the round trip `unpack(pack(s)) == s` on every initial state before
-//! it starts, which catches the most common mistakes cheaply.
+//! The contract is on [`PackedState`].
 
 /// A state that can be stored in the explorer's frontier as bytes.
 ///
-/// See the [module documentation](self) for the contract. Implementations exist for the
-/// fixed-width unsigned integers, `bool`, pairs, and `Vec<u8>`, which is convenient for small
-/// test models.
+/// The contract is small:
+///
+/// * `pack` appends (never clears) an encoding of `self` to `out`;
+/// * `unpack(bytes)` returns the value that was packed, given exactly the bytes `pack`
+///   appended; `None` means "these bytes are not an encoding", which the explorer treats as
+///   a bug in the implementation;
+/// * equal states must pack to equal bytes and different states to different bytes (the
+///   encoding is injective and canonical). Exact mode relies on this to compare states.
+///
+/// The explorer checks the round trip `unpack(pack(s)) == s` on every initial state before
+/// it starts, which catches the most common mistakes cheaply.
+///
+/// Implementations exist for the fixed-width unsigned integers, `bool`, pairs, and `Vec<u8>`,
+/// which is convenient for small test models.
 pub trait PackedState: Sized {
     /// Appends the encoding of `self` to `out` (without clearing `out`).
     fn pack(&self, out: &mut Vec<u8>);
