@@ -95,6 +95,11 @@ impl Ghost {
     }
 }
 
+/// Number of record slots that [`State`]'s `clone_from` copies when no more are used: the
+/// record bound of every preset (at most 4).
+const FEW_RECORDS: usize = 4;
+const _: () = assert!(FEW_RECORDS <= MAX_RECORDS);
+
 /// One protocol state.
 ///
 /// Invariant: record and log slots past `len` hold their default values (records are only
@@ -123,14 +128,25 @@ impl Clone for State {
         }
     }
 
-    /// Copies the fields and only the record and log slots used by either state: the slots
-    /// past both lengths are at their default values in both (the type's invariant). The
-    /// explorer's in-place successor ([`crate::MemTx::next_state_into`]) copies a state this
-    /// way once per generated state.
+    /// Copies the fields and the record and log slots used by either state, as the first
+    /// `FEW_RECORDS` (4) slots when that covers them and all slots otherwise: the slots past
+    /// both lengths are at their default values in both (the type's invariant), so copying
+    /// them changes nothing. The explorer's in-place successor
+    /// ([`crate::MemTx::next_state_into`]) copies a state this way once per generated state.
+    ///
+    /// Both copies have a length known at compile time, so they compile to a few vector
+    /// moves. Copying exactly the used slots was a call to `memcpy` with a variable length
+    /// for the records and another for the log, and `paper` ran 6–7 % slower on 1 and 2
+    /// threads (medians of 8 interleaved runs each).
     fn clone_from(&mut self, source: &Self) {
         let used = self.len.max(source.len) as usize;
-        self.records[..used].copy_from_slice(&source.records[..used]);
-        self.log[..used].copy_from_slice(&source.log[..used]);
+        if used <= FEW_RECORDS {
+            self.records[..FEW_RECORDS].copy_from_slice(&source.records[..FEW_RECORDS]);
+            self.log[..FEW_RECORDS].copy_from_slice(&source.log[..FEW_RECORDS]);
+        } else {
+            self.records = source.records;
+            self.log = source.log;
+        }
         self.txns = source.txns;
         self.clock = source.clock;
         self.next_seq = source.next_seq;
