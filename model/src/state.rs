@@ -103,7 +103,8 @@ const _: () = assert!(FEW_RECORDS <= MAX_RECORDS);
 /// One protocol state.
 ///
 /// Invariant: record and log slots past `len` hold their default values (records are only
-/// ever appended), which lets [`Clone::clone_from`] and decoding touch the used prefix only.
+/// ever appended), which lets [`Clone::clone_from`] copy only a fixed prefix that covers the
+/// used slots, and decoding touch the used prefix only.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 pub struct State {
     /// Logical clock.

@@ -445,7 +445,7 @@ proptest! {
     /// The explorer's in-place paths (`MemTx::next_state_into`, `State::clone_from`,
     /// `State::unpack_into`) give exactly the values of their by-value counterparts, whatever
     /// the reused value held before: the walk's states are overwritten by longer and shorter
-    /// ones, which is what the prefix-only copies must get right.
+    /// ones, which is what the prefix copies (four slots, or all) must get right.
     #[test]
     fn in_place_steps_and_decoding_agree_with_fresh_values(
         walk in prop::collection::vec((any::<u8>(), any::<u16>()), 1..40),
