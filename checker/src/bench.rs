@@ -125,7 +125,8 @@ pub struct BenchOptions<M: Model> {
     /// In-place successor function for the fast engine (the one `memtx check` uses for
     /// MemTX), so that the benchmark measures what a check runs.
     pub next_state_into: Option<NextStateInto<M>>,
-    /// Locality key for the fast engine (MemTX's, as `memtx check` uses it).
+    /// Locality key for the fast engine (MemTX's, as `memtx check` uses it, or
+    /// [`crate::two_phase_commit::locality`]).
     pub locality: Option<Locality>,
 }
 
@@ -300,9 +301,17 @@ pub fn bench_two_phase(rms: usize, threads: &[usize]) -> Result<BenchResult, Str
     bench_model(
         &format!("2PC, {rms} RMs"),
         &model,
-        &BenchOptions::new(threads),
+        &two_phase_options(threads),
     )
     .map_err(|e| e.to_string())
+}
+
+/// The options two-phase commit is benchmarked with: [`BenchOptions::new`] and its locality
+/// key ([`crate::two_phase_commit::locality`]), as MemTX's benchmark uses MemTX's.
+pub fn two_phase_options(threads: &[usize]) -> BenchOptions<TwoPhaseSys> {
+    let mut options = BenchOptions::new(threads);
+    options.locality = Some(crate::two_phase_commit::locality);
+    options
 }
 
 fn mib(bytes: u64) -> String {

@@ -8,7 +8,7 @@
 //! copies instead of remapping, and a second paper run measured 10–30 % slower than the same
 //! run alone. A process per run also makes the peak RSS the run's own.
 
-use crate::bench::{run_one, BenchOptions, BenchResult, Engine, EngineRun};
+use crate::bench::{run_one, two_phase_options, BenchOptions, BenchResult, Engine, EngineRun};
 use crate::cli::{BenchArgs, EngineArg};
 use crate::error::{ErrorKind, UserError};
 use crate::setup;
@@ -149,7 +149,7 @@ fn measure_here(
     let run = match args.two_phase.first() {
         Some(&rms) => {
             let model = TwoPhaseSys::new(rms).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
-            run_one(&model, engine, threads, &BenchOptions::new(&[threads])).map_err(failed)?
+            run_one(&model, engine, threads, &two_phase_options(&[threads])).map_err(failed)?
         }
         None => {
             let model = MemTx::new(cfg);

@@ -209,6 +209,27 @@ pub fn canonicalize(state: &TwoPhaseState) -> TwoPhaseState {
     out
 }
 
+/// The locality key of a packed state (see `ExploreOptions::locality` in
+/// [`crate::explore`]): the TM's `tmPrepared` set, as a bit set of RMs.
+///
+/// Only `TMRcvPrepared(rm)` changes it, and only the first time the TM receives
+/// `Prepared(rm)` (receiving it again is a self-loop). So the parallel explorer, which gives
+/// all states with one key to one worker, keeps most successors with the worker that
+/// expanded their parent, and both middle states of a diamond of commuting actions mostly
+/// on one worker, whose repeat filter then drops the second path's copy. Measured with 9 RMs
+/// on 2 threads: 4.2 M of the 40.7 M records the workers sent crossed to the other worker,
+/// against 25.9 M of 51.8 M when states are owned by fingerprint; the shares were 52 % and
+/// 48 %; and the run took 14–17 % less time (medians of 8 and 10 interleaved runs). The
+/// Prepared messages as the key (changed only by `RMPrepare`) sent 9.8 M of 45.4 M records
+/// across and gained half as much.
+///
+/// Bytes that are not an encoding give some key; nothing panics.
+pub fn locality(bytes: &[u8]) -> u64 {
+    bytes.first_chunk::<8>().map_or(0, |word| {
+        u64::from_le_bytes(*word) >> TM_PREPARED_BITS & RM_SET
+    })
+}
+
 /// An action of the protocol (`u8` is the RM index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TwoPhaseAction {
@@ -374,5 +395,47 @@ mod tests {
         assert!(canonical.tm_prepared(1) && canonical.has_prepared_msg(1));
         assert_eq!(canonical.rm_state(2), RmState::Working);
         assert!(TwoPhaseSys::new(15).is_err());
+    }
+
+    /// Walks the whole state graph of 4 RMs: the locality key changes exactly on the
+    /// transitions where the TM receives a `Prepared` message for the first time, and it
+    /// is the `tmPrepared` set.
+    #[test]
+    fn locality_changes_only_when_the_tm_first_receives_prepared() {
+        let model = TwoPhaseSys::new(4).expect("4 RMs are supported");
+        let key = |s: &TwoPhaseState| {
+            let mut bytes = Vec::new();
+            s.pack(&mut bytes);
+            locality(&bytes)
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = model.init_states();
+        let (mut kept, mut changed) = (0, 0);
+        while let Some(state) = todo.pop() {
+            if !seen.insert(state) {
+                continue;
+            }
+            let prepared = (0..4).filter(|&rm| state.tm_prepared(rm));
+            assert_eq!(key(&state), prepared.map(|rm| 1 << rm).sum::<u64>());
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            for action in actions {
+                let next = model.next_state(&state, action).expect("always Some");
+                let first_receipt = matches!(action, TwoPhaseAction::TmRcvPrepared(rm)
+                    if !state.tm_prepared(rm.into()));
+                assert_eq!(key(&next) != key(&state), first_receipt, "{action:?}");
+                if first_receipt {
+                    changed += 1;
+                } else {
+                    kept += 1;
+                }
+                todo.push(next);
+            }
+        }
+        assert!(
+            changed > 0 && kept > 4 * changed,
+            "{kept} kept, {changed} changed"
+        );
+        assert_eq!(locality(&[1, 2, 3]), 0, "too short: some key, no panic");
     }
 }

@@ -2,7 +2,9 @@
 //! independence, exact mode and symmetry reduction.
 
 use memtx_checker::explore::{explore, ExploreOptions, ExploreReport, Locality, PackedState};
-use memtx_checker::two_phase_commit::{canonicalize, TwoPhaseAction, TwoPhaseState, TwoPhaseSys};
+use memtx_checker::two_phase_commit::{
+    self, canonicalize, TwoPhaseAction, TwoPhaseState, TwoPhaseSys,
+};
 use stateright::{Checker, Model};
 
 type Report = ExploreReport<TwoPhaseState, TwoPhaseAction>;
@@ -172,6 +174,10 @@ fn explorer_2pc_locality_moves_work_not_results() {
         let by_fingerprint = run(rms, ExploreOptions::new().threads(threads));
         for (name, key) in [
             ("coarse key", tm_and_prepared as Locality),
+            (
+                "tmPrepared, the benchmark's key",
+                two_phase_commit::locality,
+            ),
             ("constant key", everything_to_one),
         ] {
             let local = run(rms, ExploreOptions::new().threads(threads).locality(key));
