@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use memtx_checker::explore::{explore, ExploreOptions};
-//! use memtx_checker::two_phase_commit::{canonicalize, TwoPhaseSys};
+//! use memtx_checker::two_phase_commit::{canonicalize, locality, TwoPhaseSys};
 //!
 //! let model = TwoPhaseSys::new(3).expect("3 resource managers are supported");
 //! let report = explore(&model, &ExploreOptions::new().threads(2)).expect("no eventually");
@@ -22,6 +22,11 @@
 //! let reduced = explore(&model, &ExploreOptions::new().symmetry(canonicalize))
 //!     .expect("no eventually");
 //! assert!(reduced.unique_states < report.unique_states);
+//! // A locality key decides which worker owns a state: it moves work, never results.
+//! let local = explore(&model, &ExploreOptions::new().threads(2).locality(locality))
+//!     .expect("no eventually");
+//! assert_eq!(local.unique_states, report.unique_states);
+//! assert_eq!(local.total_states, report.total_states);
 //! ```
 //!
 //! # Levels
@@ -46,7 +51,8 @@
 //! default a state's shard is drawn from its fingerprint (the top 32 bits, see
 //! [`shard_of`]); a model can instead supply a *locality key*
 //! ([`ExploreOptions::locality`]) that most actions leave unchanged, so that a state's
-//! successors mostly stay with the worker that expanded it. Only
+//! successors mostly stay with the worker that expanded it (MemTX's is
+//! `memtx_model::packed::locality`, two-phase commit's [`crate::two_phase_commit::locality`]). Only
 //! the owner ever touches a shard's tables, so they are plain single-threaded open-addressing
 //! tables with no locks and no atomics. A worker expands the states of its own frontier, then
 //! helps with what is left of its peers' (work stealing: during a level each frontier and its
