@@ -128,6 +128,8 @@ pub struct BenchOptions<M: Model> {
     /// Locality key for the fast engine (MemTX's, as `memtx check` uses it, or
     /// [`crate::two_phase_commit::locality`]).
     pub locality: Option<Locality>,
+    /// Rule-coverage probe for the fast engine (MemTX's, as `memtx check` collects it).
+    pub coverage: Option<crate::explore::CoverageProbe>,
 }
 
 impl<M: Model> BenchOptions<M> {
@@ -140,6 +142,7 @@ impl<M: Model> BenchOptions<M> {
             symmetry: None,
             next_state_into: None,
             locality: None,
+            coverage: None,
         }
     }
 }
@@ -216,6 +219,7 @@ where
         explore_options.symmetry = options.symmetry;
         explore_options.next_state_into = options.next_state_into;
         explore_options.locality = options.locality;
+        explore_options.coverage = options.coverage;
         let report = explore(model, &explore_options)?;
         let rss = end_memory(baseline);
         let seconds = report.elapsed.as_secs_f64();

@@ -158,6 +158,7 @@ fn measure_here(
             let hooks = crate::engine::memtx_hooks(&model, false);
             options.next_state_into = Some(hooks.next_state_into);
             options.locality = Some(hooks.locality);
+            options.coverage = Some(hooks.coverage);
             run_one(&model, engine, threads, &options).map_err(failed)?
         }
     };

@@ -97,6 +97,10 @@ pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
             },
             None => Coverage::Exhaustive,
         },
+        rules: outcome
+            .rule_tallies
+            .as_deref()
+            .map(crate::report::RuleCoverage::from_tallies),
         properties,
     })
 }
@@ -173,6 +177,10 @@ pub fn render_text(r: &RunReport) -> String {
         out.push('\n');
     }
     out.push_str(&format!("coverage: {}\n", r.coverage));
+    match &r.rules {
+        Some(rules) => out.push_str(&format!("{}\n", rules.summary_line())),
+        None => out.push_str("rule coverage: not collected (stateright engine)\n"),
+    }
     for p in &r.properties {
         out.push_str(&format!("  {:<72} {}\n", p.name, p.cell()));
         if let (Some(t), Some(cmd)) = (&p.trace, &p.replay_command) {

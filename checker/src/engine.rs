@@ -80,6 +80,8 @@ pub struct RunOutcome {
     pub parent_log_bytes_per_state: Option<f64>,
     /// TLC's optimistic fingerprint-collision probability (fast engine; 0 in exact mode).
     pub collision_probability: Option<f64>,
+    /// Which rules fired, per set of rules (fast engine only).
+    pub rule_tallies: Option<Vec<crate::explore::CoverageTally>>,
 }
 
 impl PackedState for State {
@@ -131,6 +133,8 @@ pub struct MemtxHooks {
     pub symmetry: Option<Canonicalizer<MemTx>>,
     /// Which worker owns a state ([`memtx_model::packed::locality`]).
     pub locality: Locality,
+    /// The rule-coverage probe ([`memtx_model::rules::take_fired`]).
+    pub coverage: crate::explore::CoverageProbe,
 }
 
 /// The hooks for `model`, with the canonicalizer if `symmetry` is asked for.
@@ -139,6 +143,7 @@ pub fn memtx_hooks(model: &MemTx, symmetry: bool) -> MemtxHooks {
         next_state_into: MemTx::next_state_into,
         symmetry: symmetry.then(|| canonicalizer(model.cfg.bounds.agents)),
         locality: memtx_model::packed::locality,
+        coverage: memtx_model::rules::take_fired,
     }
 }
 
@@ -152,7 +157,8 @@ fn run_fast(
         .threads(opts.threads)
         .exact(opts.exact)
         .next_state_into(hooks.next_state_into)
-        .locality(hooks.locality);
+        .locality(hooks.locality)
+        .coverage(hooks.coverage);
     if let Some(canonical) = hooks.symmetry {
         o = o.symmetry(canonical);
     }
@@ -187,6 +193,7 @@ fn run_fast(
         visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
         parent_log_bytes_per_state: Some(report.memory.parent_log_bytes_per_state),
         collision_probability: Some(report.collision_probability),
+        rule_tallies: report.coverage.clone(),
     })
 }
 
@@ -224,5 +231,6 @@ fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
         visited_bytes_per_state: None,
         parent_log_bytes_per_state: None,
         collision_probability: None,
+        rule_tallies: None,
     }
 }

@@ -10,10 +10,17 @@
 use crate::config::{Config, Variant};
 use crate::lifecycle::{IllegalMove, Life};
 use crate::record::{Effect, Kind, Reason, RecordId, RecordSet};
+use crate::rules::{fire, Rule};
 use crate::state::{Repair, State};
 
 /// How a descendant of a retracted record is repaired, by its kind (the table of §8).
 pub fn repair_for(kind: Kind) -> Repair {
+    fire(match kind {
+        Kind::Belief => Rule::CascadeRevokeBelief,
+        Kind::Summary | Kind::Profile => Rule::CascadeQuarantineView,
+        Kind::ReversibleAction => Rule::CascadeCompensate,
+        Kind::IrreversibleAction => Rule::CascadeLeak,
+    });
     match kind {
         Kind::Belief => Repair::Revoked,
         Kind::Summary | Kind::Profile => Repair::Quarantined,
@@ -36,10 +43,24 @@ pub fn retract(
     if cfg.variant == Variant::NoCascade {
         return Ok(());
     }
+    let root_writer = state.record(root).writer;
     let mut reached = RecordSet::single(root);
+    let mut views = RecordSet::EMPTY;
     for id in root + 1..state.len() as RecordId {
-        if state.record(id).parents.intersection(reached).is_empty() {
+        let parents = state.record(id).parents;
+        if parents.intersection(reached).is_empty() {
             continue;
+        }
+        let writer = state.record(id).writer;
+        let staged_elsewhere = writer.is_some() && writer != root_writer;
+        if staged_elsewhere && cfg.variant == Variant::MissedCascadeStaged {
+            continue; // the defect: a staged descendant of another transaction is skipped
+        }
+        if parents.intersection(reached).is_subset_of(views) {
+            fire(Rule::CascadeBelowView); // reached only through quarantined views
+        }
+        if staged_elsewhere {
+            fire(Rule::CascadeStagedDescendant);
         }
         let repair = repair_for(state.record(id).kind);
         if state.record(id).life() != Life::Revoked {
@@ -49,6 +70,9 @@ pub fn retract(
             cfg.variant == Variant::MissedCascade && repair == Repair::Quarantined;
         if !walk_stops_here {
             reached.insert(id);
+            if repair == Repair::Quarantined {
+                views.insert(id);
+            }
         }
     }
     Ok(())

@@ -32,6 +32,13 @@ pub enum Variant {
     PaperGate,
     /// The paper's defect class: the cascade walk stops at a quarantined view.
     MissedCascade,
+    /// The paper's defect class, second form: the cascade walk skips staged descendants of
+    /// other transactions, and the lineage check judges only direct parents.
+    MissedCascadeStaged,
+    /// The adjudication of revision 1: the conflict check returns at the first decisive
+    /// rival in id order, and `Resolve(keep)` supersedes every rival whatever its authority
+    /// or commit time.
+    Rev1Adjudication,
 }
 
 /// One row of the variant table: name, what it removes, which properties it should break.
@@ -102,6 +109,18 @@ pub const VARIANTS: &[VariantInfo] = &[
         name: "missed-cascade",
         removes: "the cascade walk below a quarantined view (the paper's defect)",
         expected_to_break: &["I2"],
+    },
+    VariantInfo {
+        variant: Variant::MissedCascadeStaged,
+        name: "missed-cascade-staged",
+        removes: "the cascade of staged descendants of other transactions, and lineage beyond direct parents (the paper's defect, second form)",
+        expected_to_break: &["I2"],
+    },
+    VariantInfo {
+        variant: Variant::Rev1Adjudication,
+        name: "rev1-adjudication",
+        removes: "revision 2's adjudication: several rivals ranked, and Resolve(keep)'s checks (first rival decides; keep supersedes every rival)",
+        expected_to_break: &["I7", "I12"],
     },
 ];
 
@@ -192,6 +211,22 @@ pub fn all_writes(sources: usize, confidences: &[Confidence], scopes: &[Scope]) 
     out
 }
 
+/// How the state machine proposes operations (PROTOCOL.md §5: a disabled operation is not an
+/// action; the protocol's `ops::apply` decides which are enabled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Enumeration {
+    /// Proposes only operations whose cheap preconditions hold (an open transaction, a
+    /// readable parent, ...): fast. Each pre-filter is implied by the enabling condition in
+    /// `ops` (a test checks that every operation it drops is refused), so the reachable
+    /// states are the same as with `Wide`.
+    #[default]
+    Filtered,
+    /// Proposes every operation of the domain in every state, and lets the protocol refuse:
+    /// every part of every enabling condition gets its chance to refuse (rule coverage).
+    Wide,
+}
+
 /// Which values of each nondeterministic operation parameter the state machine enumerates
 /// (PROTOCOL.md §5 "Free"). These choices decide what "exhaustive" covers; every report prints them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -222,6 +257,9 @@ pub struct Domain {
     pub revocations: bool,
     /// Enumerate `Resolve` of review quarantines.
     pub reviews: bool,
+    /// How operations are proposed (default: filtered).
+    #[serde(default)]
+    pub enumeration: Enumeration,
 }
 
 /// One check's whole configuration.

@@ -7,7 +7,8 @@
 
 use crate::config::{Config, Variant};
 use crate::lifecycle::Life;
-use crate::record::{RecordId, RecordSet};
+use crate::record::{Record, RecordId, RecordSet};
+use crate::rules::{fire, Rule};
 use crate::state::State;
 use crate::txn::{in_snapshot, Tier};
 use serde::{Deserialize, Serialize};
@@ -33,10 +34,15 @@ pub enum GateBlock {
         /// The support record.
         record: RecordId,
     },
-    /// Decided: a support record is no longer active or has a pending revocation.
-    SupportInactive {
+    /// Decided (revision 2): a support record is not in force: staged, quarantined,
+    /// superseded, revoked, or pending revocation.
+    SupportNotInForce {
         /// The support record.
         record: RecordId,
+        /// Its lifecycle state.
+        life: Life,
+        /// Whether a revocation of it is pending.
+        pending_revocation: bool,
     },
     /// Decided: an ancestor of a support record has a pending revocation.
     UnstableSupport {
@@ -66,10 +72,21 @@ impl std::fmt::Display for GateBlock {
                 f,
                 "blocked (condition 2): support r{record} is not valid now"
             ),
-            GateBlock::SupportInactive { record } => write!(
-                f,
-                "blocked: support r{record} is inactive or pending revocation"
-            ),
+            GateBlock::SupportNotInForce {
+                record,
+                life,
+                pending_revocation,
+            } => {
+                let pending = if *pending_revocation {
+                    ", pending revocation"
+                } else {
+                    ""
+                };
+                write!(
+                    f,
+                    "blocked: support r{record} is not in force ({life:?}{pending})"
+                )
+            }
             GateBlock::UnstableSupport { record, ancestor } => write!(
                 f,
                 "blocked: r{ancestor}, an ancestor of support r{record}, is pending revocation"
@@ -86,14 +103,72 @@ pub fn check(cfg: &Config, state: &State, agent: u8, support: RecordSet) -> Resu
     let Some(tx) = state.txn(agent) else {
         return Ok(()); // not reachable: CallTool is only enabled inside a transaction
     };
-    check_no_tentative_in_flight(cfg, state, agent)?;
-    if tx.tier == Tier::ExternalAction {
-        check_action_safe_support(state, agent, support)?;
+    let strong = tx.tier == Tier::ExternalAction;
+    let verdict = (|| -> Result<(), GateBlock> {
+        check_no_tentative_in_flight(cfg, state, agent)?;
+        if strong {
+            check_action_safe_support(state, agent, support)?;
+        }
+        check_support_in_force(cfg, state, support)?;
+        if cfg.variant != Variant::PaperGate {
+            check_support_stable(state, support)?;
+        }
+        Ok(())
+    })();
+    fire(match verdict {
+        Ok(()) if strong => Rule::GatePassStrong,
+        Ok(()) => Rule::GatePassWeak,
+        Err(block) => block.rule(),
+    });
+    verdict
+}
+
+impl GateBlock {
+    /// The rule of [`crate::rules`] this block reason is.
+    pub fn rule(&self) -> Rule {
+        match self {
+            GateBlock::InFlightTentative { .. } => Rule::GateInFlight,
+            GateBlock::NoActionSafeInSnapshot => Rule::GateNoActionSafe,
+            GateBlock::SupportNotActionSafe { .. } => Rule::GateSupportNotActionSafe,
+            GateBlock::SupportExpired { .. } => Rule::GateSupportExpired,
+            GateBlock::SupportNotInForce { .. } => Rule::GateSupportNotInForce,
+            GateBlock::UnstableSupport { .. } => Rule::GateUnstableSupport,
+        }
     }
-    if cfg.variant != Variant::PaperGate {
-        check_support_stable(state, support)?;
+}
+
+/// Is `r` in force: Committed or ActionSafe, and not pending revocation?
+pub fn in_force(r: &Record) -> bool {
+    r.life().is_committed() && !r.pending_revocation
+}
+
+/// Decided (revision 2): every declared support record is in force. The gate, not the
+/// operation's enabling condition, answers a call on support that is not, and names the
+/// record and its state. The paper's gate (`paper-gate`) checks dependency stability only at
+/// commit: it lets a call through on Committed or ActionSafe support pending revocation.
+pub fn check_support_in_force(
+    cfg: &Config,
+    state: &State,
+    support: RecordSet,
+) -> Result<(), GateBlock> {
+    let ok = |r: &Record| {
+        if cfg.variant == Variant::PaperGate {
+            r.life().is_committed()
+        } else {
+            in_force(r)
+        }
+    };
+    match support.iter().find(|&s| !ok(state.record(s))) {
+        Some(record) => {
+            let r = state.record(record);
+            Err(GateBlock::SupportNotInForce {
+                record,
+                life: r.life(),
+                pending_revocation: r.pending_revocation,
+            })
+        }
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Condition 1: no Tentative record outside the caller's snapshot is in flight.
@@ -143,14 +218,10 @@ pub fn check_action_safe_support(
     Ok(())
 }
 
-/// Decided rule of §7: support must be active and not pending revocation, and so must every
-/// transitive ancestor's revocation status be clear (dependency stability at action time).
+/// Decided rule of §7: no transitive ancestor of a support record is pending revocation
+/// (dependency stability at action time; the paper's gate, `paper-gate`, omits it).
 pub fn check_support_stable(state: &State, support: RecordSet) -> Result<(), GateBlock> {
     for record in support.iter() {
-        let r = state.record(record);
-        if !r.life().is_active() || r.pending_revocation {
-            return Err(GateBlock::SupportInactive { record });
-        }
         if let Some(ancestor) = state
             .ancestors(record)
             .iter()

@@ -1,4 +1,5 @@
-//! Ghost (history) variables for the history properties I1, I4, I5, I7 and I9 (PROTOCOL.md §9).
+//! Ghost (history) variables for the history properties I1, I2 (the retracting step), I4, I5,
+//! I7, I9, I10, I11, I12 and I13 (PROTOCOL.md §9).
 //!
 //! Each predicate here is written **independently** of the protocol code it judges: it reads raw
 //! state fields and re-states the spec's condition in its own words, never calling the gate, the
@@ -9,9 +10,9 @@
 use crate::config::Config;
 use crate::lifecycle::Life;
 use crate::ops::Op;
-use crate::record::{Kind, RecordId, RecordSet};
-use crate::state::{Ghost, State};
-use crate::txn::{Tier, Txn};
+use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet};
+use crate::state::{Ghost, GhostTxn, State};
+use crate::txn::{Isolation, Tier};
 
 /// The lifecycle table of PROTOCOL.md §3, restated as the list of its rows (I4's judge).
 const SPEC_MOVES: &[(Life, Life)] = {
@@ -61,9 +62,18 @@ fn rank(life: Life) -> Option<u8> {
     .map(|p| p as u8)
 }
 
+/// The spec's thresholds of the evidence rule (§6 check 1), restated for I10's judge.
+const GHOST_CONFIDENCE_THRESHOLD: f32 = 0.6;
+const GHOST_AUTHORITY_THRESHOLD: f32 = 0.9;
+
 /// Judges one step: `pre` is the state before `op`, `post` the state after (to be annotated).
-pub fn observe_step(_cfg: &Config, pre: &State, op: &Op, post: &mut State) {
+pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
     match *op {
+        Op::Begin {
+            agent,
+            tier,
+            isolation,
+        } => begin_ghost_txn(pre, agent, tier, isolation, post),
         Op::Stage { agent, parents, .. } => judge_reads(pre, agent, parents, &mut post.ghost),
         Op::CallTool {
             agent,
@@ -75,24 +85,298 @@ pub fn observe_step(_cfg: &Config, pre: &State, op: &Op, post: &mut State) {
                 judge_irreversible_call(pre, agent, support, post);
             }
         }
-        Op::Commit { agent } => judge_commit(pre, agent, post),
+        Op::Commit { agent } => {
+            judge_commit(pre, agent, post);
+            remember_review_snapshots(pre, agent, post);
+            post.ghost.txns[agent as usize] = None;
+        }
+        Op::Abort { agent } => post.ghost.txns[agent as usize] = None,
+        Op::Adopt { record, .. } => forget_restaged(record, post),
+        Op::Revalidate { record } => forget_restaged(record, post),
+        Op::Rebuild { view } => forget_restaged(view, post),
+        Op::Resolve { record, keep: true } => judge_review_keep(pre, record, post),
         _ => {}
+    }
+    judge_commits(cfg, pre, op, post);
+    judge_supersessions(cfg, pre, op, post);
+    judge_retractions(pre, post);
+    for r in post.records_mut_ghost() {
+        if r.life() != Life::Quarantined {
+            r.ghost_review_seq = None;
+        }
+    }
+}
+
+/// The ghost's copy of a new transaction: the level the spec assigns (an external-action
+/// transaction reads action-safe, §4) and the records on the main path at or above it.
+fn begin_ghost_txn(pre: &State, agent: u8, tier: Tier, isolation: Isolation, post: &mut State) {
+    let level = if tier == Tier::ExternalAction {
+        Isolation::ActionSafeRead as u8
+    } else {
+        isolation as u8
+    };
+    let snapshot = pre
+        .ids()
+        .filter(|&id| rank(pre.record(id).life()).is_some_and(|rk| rk >= level))
+        .collect();
+    post.ghost.txns[agent as usize] = Some(GhostTxn {
+        snapshot,
+        seq: pre.next_seq,
+        level,
+    });
+}
+
+/// A record staged again (adopted, revalidated, rebuilt) is a new uncommitted version that
+/// no snapshot captured (§4): it leaves every ghost snapshot.
+fn forget_restaged(id: RecordId, post: &mut State) {
+    for tx in post.ghost.txns.iter_mut().flatten() {
+        tx.snapshot.remove(id);
+    }
+}
+
+/// The transitive ancestors of `id`, by the ghost's own walk over the parent sets.
+fn ghost_ancestors(s: &State, id: RecordId) -> RecordSet {
+    let mut out = RecordSet::EMPTY;
+    let mut frontier = s.record(id).parents;
+    while !frontier.is_empty() {
+        let mut next = RecordSet::EMPTY;
+        for p in frontier.iter() {
+            if !out.contains(p) {
+                out.insert(p);
+                next = next.union(s.record(p).parents);
+            }
+        }
+        frontier = next;
+    }
+    out
+}
+
+/// Do beliefs `a` and `b` contradict: same slot, different value, overlapping validity?
+fn contradict(a: &Record, b: &Record) -> bool {
+    a.kind == Kind::Belief
+        && b.kind == Kind::Belief
+        && a.slot == b.slot
+        && a.value != b.value
+        && a.validity.from < b.validity.until
+        && b.validity.from < a.validity.until
+}
+
+fn in_force(life: Life) -> bool {
+    matches!(life, Life::Committed | Life::ActionSafe)
+}
+
+/// The records a Commit or `Resolve(keep)` step committed, in the order the step committed
+/// them (ascending ids): for a Commit, the records of the transaction that left `Tentative`
+/// for Committed or ActionSafe, or for Superseded (a record is superseded only once
+/// committed, so a later record of the same commit won against it); for `Resolve(keep)`, the
+/// kept record if it is in force after the step.
+fn committed_in_step(pre: &State, op: &Op, post: &State) -> RecordSet {
+    match *op {
+        Op::Commit { agent } => pre
+            .ids()
+            .filter(|&id| {
+                let before = pre.record(id);
+                before.writer == Some(agent)
+                    && before.life() == Life::Tentative
+                    && matches!(
+                        post.record(id).life(),
+                        Life::Committed | Life::ActionSafe | Life::Superseded
+                    )
+            })
+            .collect(),
+        Op::Resolve { record, keep: true } if in_force(post.record(record).life()) => {
+            RecordSet::single(record)
+        }
+        _ => RecordSet::EMPTY,
+    }
+}
+
+/// I10, I11 and I13 on every commit (by Commit or `Resolve(keep)`): the evidence rule, the
+/// validity rule and sound lineage, each restated here, held for each record committed.
+///
+/// Lineage is judged as it stood when the record committed: an ancestor is unsound if it
+/// was inactive or pending revocation before the step, or is Revoked or Quarantined after it
+/// (a retraction during the step before the record was judged, or one after it that would
+/// have repaired the record too), or was superseded in the step by a record committed before
+/// this one (records of a commit are judged in id order).
+fn judge_commits(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
+    let committed = committed_in_step(pre, op, post);
+    for id in committed.iter() {
+        let r = *post.record(id);
+        if r.kind == Kind::Belief {
+            let confident = r.confidence.value() >= GHOST_CONFIDENCE_THRESHOLD;
+            let authoritative =
+                cfg.bounds.sources[r.source as usize].value() >= GHOST_AUTHORITY_THRESHOLD;
+            if !confident && !authoritative {
+                post.ghost.violate(10);
+            }
+        }
+        if !(r.validity.from <= pre.clock && pre.clock < r.validity.until) {
+            post.ghost.violate(11);
+        }
+        let unsound = ghost_ancestors(post, id).iter().any(|a| {
+            let (before, after) = (pre.record(a), post.record(a));
+            let inactive = |l: Life| matches!(l, Life::Revoked | Life::Superseded | Life::Quarantined);
+            let superseded_earlier = after.life() == Life::Superseded
+                && before.life() != Life::Superseded
+                && committed
+                    .iter()
+                    .any(|w| w < id && w != a && contradict(post.record(w), after));
+            (inactive(before.life()) && before.life() != Life::Tentative)
+                || before.pending_revocation
+                || matches!(after.life(), Life::Revoked | Life::Quarantined)
+                || superseded_earlier
+        });
+        if unsound {
+            post.ghost.violate(13);
+        }
+    }
+}
+
+/// I12 adjudication: a record that was in force and is Superseded after the step lost to a
+/// winner of this step that may supersede it: a record of higher authority or a newer one of
+/// the same source committed by Commit, or the record kept by review of equal or higher
+/// authority. And a Commit never commits a belief over an equal-authority rival of another
+/// source (that conflict goes to review) or a higher-authority one.
+fn judge_supersessions(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
+    let authority = |r: &Record| cfg.bounds.sources[r.source as usize];
+    let winners = committed_in_step(pre, op, post);
+    let mut bad = false;
+    for x in pre.ids() {
+        let loser = pre.record(x);
+        if loser.life() == Life::Superseded || post.record(x).life() != Life::Superseded {
+            continue;
+        }
+        let legit = winners.iter().any(|w| {
+            if w == x {
+                return false;
+            }
+            let winner = post.record(w);
+            if !contradict(winner, loser) {
+                return false;
+            }
+            match *op {
+                // "Newer" is the record committing now: a correction from the same source.
+                Op::Commit { .. } => {
+                    authority(winner) > authority(loser) || winner.source == loser.source
+                }
+                Op::Resolve {
+                    record, keep: true, ..
+                } => record == w && authority(winner) >= authority(loser),
+                _ => false,
+            }
+        });
+        bad |= !legit;
+    }
+    if let Op::Commit { .. } = op {
+        for w in winners
+            .iter()
+            .filter(|&w| in_force(post.record(w).life()))
+        {
+            let winner = post.record(w);
+            bad |= pre.ids().any(|x| {
+                let rival = pre.record(x);
+                // Still in force when `w` was judged: not retracted in the step, and not
+                // superseded by a record of this commit judged before `w`.
+                let displaced_earlier = post.record(x).life() == Life::Superseded
+                    && winners
+                        .iter()
+                        .any(|v| v < w && contradict(post.record(v), rival));
+                in_force(rival.life())
+                    && post.record(x).life() != Life::Revoked
+                    && !displaced_earlier
+                    && contradict(winner, rival)
+                    && (authority(rival) > authority(winner)
+                        || (authority(rival) == authority(winner)
+                            && rival.source != winner.source))
+            });
+        }
+    }
+    if bad {
+        post.ghost.violate(12);
+    }
+}
+
+/// I2, strengthened: the step that retracts a record leaves every transitive descendant of it
+/// repaired by type, the staged records of other open transactions included: a belief Revoked,
+/// a view Quarantined (or already Revoked), a reversible action compensated, an irreversible
+/// one recorded as leaked.
+fn judge_retractions(pre: &State, post: &mut State) {
+    let retracted: RecordSet = pre
+        .ids()
+        .filter(|&id| {
+            pre.record(id).life() != Life::Revoked && post.record(id).life() == Life::Revoked
+        })
+        .collect();
+    if retracted.is_empty() {
+        return;
+    }
+    let unrepaired = post.ids().any(|d| {
+        if ghost_ancestors(post, d).intersection(retracted).is_empty() {
+            return false;
+        }
+        let r = post.record(d);
+        match r.kind {
+            Kind::Belief => r.life() != Life::Revoked,
+            Kind::Summary | Kind::Profile => {
+                !matches!(r.life(), Life::Quarantined | Life::Revoked)
+            }
+            Kind::ReversibleAction => r.effect != Some(Effect::Compensated),
+            Kind::IrreversibleAction => r.effect != Some(Effect::Leaked),
+        }
+    });
+    if unrepaired {
+        post.ghost.violate(2);
+    }
+}
+
+/// Remembers, for each record of the committing transaction left quarantined for review, the
+/// ghost snapshot's sequence number (I7 judges a later `Resolve(keep)` against it).
+fn remember_review_snapshots(pre: &State, agent: u8, post: &mut State) {
+    let Some(tx) = pre.ghost.txns[agent as usize] else {
+        return;
+    };
+    for id in pre.ids() {
+        let staged_here = pre.record(id).writer == Some(agent);
+        let r = post.record_mut(id);
+        if staged_here && r.life() == Life::Quarantined && r.reason == Some(Reason::Review) {
+            r.ghost_review_seq = Some(tx.seq);
+        }
+    }
+}
+
+/// I7 on `Resolve(keep)`: the kept record must not stand over a rival committed after the
+/// snapshot of the transaction that staged it.
+fn judge_review_keep(pre: &State, id: RecordId, post: &mut State) {
+    let kept = pre.record(id);
+    if !in_force(post.record(id).life()) {
+        return;
+    }
+    let Some(staged_from) = kept.ghost_review_seq else {
+        return;
+    };
+    let stale = pre.ids().any(|x| {
+        let o = pre.record(x);
+        x != id && in_force(o.life()) && contradict(kept, o) && o.seq.is_some_and(|s| s >= staged_from)
+    });
+    if stale {
+        post.ghost.violate(7);
     }
 }
 
 /// I5: a record read (declared parent or gate support) by a transaction must not sit below the
-/// transaction's isolation level on the main path, unless the transaction staged it itself.
+/// transaction's isolation level (the ghost's copy of it) on the main path, unless the
+/// transaction staged it itself.
 fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
-    let Some(tx) = pre.txns()[agent as usize] else {
+    let Some(tx) = pre.ghost.txns[agent as usize] else {
         return;
     };
-    let level = tx.isolation as u8;
     for id in read.iter() {
         let r = pre.record(id);
         if r.writer == Some(agent) {
             continue;
         }
-        if rank(r.life()).is_some_and(|rk| rk < level) {
+        if rank(r.life()).is_some_and(|rk| rk < tx.level) {
             ghost.violate(5);
         }
     }
@@ -100,17 +384,18 @@ fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
 
 /// I1 and I9, at the moment an irreversible call executes.
 fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mut State) {
-    let Some(tx) = pre.txns()[agent as usize] else {
+    let (Some(tx), Some(gtx)) = (pre.txns()[agent as usize], pre.ghost.txns[agent as usize])
+    else {
         return;
     };
-    if !safe_to_act(pre, &tx, support) {
+    if !safe_to_act(pre, &gtx, tx.tier, support) {
         post.ghost.violate(1);
     }
     // I9: remember which of its basis was already in doubt (a revocation requested).
     if tx.tier == Tier::ExternalAction {
         let mut basis = support;
         for s in support.iter() {
-            basis = basis.union(pre.ancestors(s));
+            basis = basis.union(ghost_ancestors(pre, s));
         }
         let doubted: RecordSet = basis
             .iter()
@@ -121,17 +406,21 @@ fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mu
     }
 }
 
-/// I1's condition in the spec's words: no Tentative record outside the snapshot in flight, and for
-/// an external-action transaction a snapshot holding some ActionSafe record and support that is
-/// all ActionSafe and valid now.
-fn safe_to_act(pre: &State, tx: &Txn, support: RecordSet) -> bool {
+/// I1's condition in the spec's words, against the ghost's snapshot: no Tentative record
+/// outside the snapshot in flight; every support record in force (Committed or ActionSafe);
+/// and for an external-action transaction a snapshot holding some ActionSafe record and
+/// support that is all ActionSafe and valid now.
+fn safe_to_act(pre: &State, tx: &GhostTxn, tier: Tier, support: RecordSet) -> bool {
     let in_flight = pre
         .ids()
         .any(|id| pre.record(id).life() == Life::Tentative && !tx.snapshot.contains(id));
     if in_flight {
         return false;
     }
-    if tx.tier != Tier::ExternalAction {
+    if !support.iter().all(|id| in_force(pre.record(id).life())) {
+        return false;
+    }
+    if tier != Tier::ExternalAction {
         return true;
     }
     let snapshot_has_action_safe = tx
@@ -146,9 +435,10 @@ fn safe_to_act(pre: &State, tx: &Txn, support: RecordSet) -> bool {
 }
 
 /// I7: a belief committed by this step must not stand over a rival that was committed after the
-/// transaction's snapshot was taken (it should have been aborted as a stale late write).
+/// transaction's snapshot (the ghost's copy) was taken (it should have been aborted as a stale
+/// late write).
 fn judge_commit(pre: &State, agent: u8, post: &mut State) {
-    let Some(tx) = pre.txns()[agent as usize] else {
+    let Some(tx) = pre.ghost.txns[agent as usize] else {
         return;
     };
     for id in pre.ids() {
@@ -162,13 +452,9 @@ fn judge_commit(pre: &State, agent: u8, post: &mut State) {
         }
         let stale_rival = pre.ids().any(|x| {
             let o = pre.record(x);
-            o.kind == Kind::Belief
-                && matches!(o.life(), Life::Committed | Life::ActionSafe)
-                && o.slot == before.slot
-                && o.value != before.value
-                && o.validity.from < before.validity.until
-                && before.validity.from < o.validity.until
-                && o.seq.is_some_and(|s| s >= tx.snapshot_seq)
+            in_force(o.life())
+                && contradict(before, o)
+                && o.seq.is_some_and(|s| s >= tx.seq)
                 // A rival that this same commit retracted (a descendant, read at a tentative
                 // level, of a record of this transaction aborted earlier in the commit) was no
                 // longer in force when the record was judged: nothing was committed over it.

@@ -15,6 +15,7 @@
 //! | §8 typed cascading repair, rollback log | [`cascade`], [`state::AuditEntry`] |
 //! | §9 properties, ghost variables | [`properties`], [`ghost`] |
 //! | §10 variants | [`config::Variant`], consulted where each rule lives |
+//! | rule coverage (§1) | [`rules`] (every rule with a stable id, fired where it lives) |
 //!
 //! [`machine::MemTx`] is the `stateright::Model`: it only enumerates which operations to try.
 //!
@@ -42,6 +43,7 @@ pub mod pipeline;
 pub mod presets;
 pub mod properties;
 pub mod record;
+pub mod rules;
 pub mod state;
 pub mod state_serde;
 pub mod txn;

@@ -5,7 +5,7 @@
 //! (so exploration and counterexamples are deterministic), and wraps each step with the ghost
 //! observer. [`MemTx`] implements `stateright::Model`.
 
-use crate::config::{Config, ValidityShape};
+use crate::config::{Config, Enumeration, ValidityShape};
 use crate::evidence::Confidence;
 use crate::ghost::observe_step;
 use crate::lifecycle::Life;
@@ -86,13 +86,18 @@ fn subsets(of: RecordSet, k: u8, min: u8) -> impl Iterator<Item = RecordSet> + C
     .map(RecordSet)
 }
 
-/// The operations tried in `state`, in a fixed order. Some may still be refused by [`step`]
-/// (e.g. a blocked irreversible call): a refused operation is not a transition.
+/// The operations tried in `state`, in a fixed order. The protocol decides: an operation
+/// is a transition only if [`step`] performs it (a blocked irreversible call, or any operation
+/// whose enabling condition fails, is refused). With [`Enumeration::Filtered`] some
+/// operations are not even proposed, by pre-filters that the enabling conditions of `ops`
+/// imply (`model/tests/enumeration.rs` checks that every dropped operation is refused);
+/// with [`Enumeration::Wide`] every operation of the domain is proposed in every state.
 pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
     let d = &cfg.domain;
     let b = &cfg.bounds;
-    let free = state.len() < b.records as usize;
-    if state.clock < b.ticks {
+    let wide = d.enumeration == Enumeration::Wide;
+    let free = wide || state.len() < b.records as usize;
+    if wide || state.clock < b.ticks {
         out.push(Op::Tick);
     }
     if d.observe && free {
@@ -118,8 +123,10 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
             }
         }
     }
+    let every = state.ids().collect::<RecordSet>();
     for agent in 0..b.agents {
-        if state.txn(agent).is_none() {
+        let open = state.txn(agent).is_some();
+        if wide || !open {
             for &tier in &d.tiers {
                 if tier == Tier::ExternalAction {
                     out.push(Op::Begin {
@@ -137,19 +144,27 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
                     }
                 }
             }
-            continue;
+            if !wide {
+                continue;
+            }
         }
-        let readable: RecordSet = state
-            .ids()
-            .filter(|&id| {
-                let r = state.record(id);
-                !r.kind.is_action() && r.life() != Life::Revoked && visible(cfg, state, agent, id)
-            })
-            .collect();
+        let readable: RecordSet = if wide {
+            every
+        } else {
+            state
+                .ids()
+                .filter(|&id| {
+                    let r = state.record(id);
+                    !r.kind.is_action()
+                        && r.life() != Life::Revoked
+                        && visible(cfg, state, agent, id)
+                })
+                .collect()
+        };
         if free {
             stage_ops(cfg, state, agent, readable, out);
             for id in readable.iter() {
-                if state.record(id).life() == Life::Raw {
+                if wide || state.record(id).life() == Life::Raw {
                     out.push(Op::Adopt { agent, record: id });
                 }
             }
@@ -157,10 +172,14 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
         out.push(Op::Commit { agent });
         out.push(Op::Abort { agent });
         if free {
-            let in_force: RecordSet = readable
-                .iter()
-                .filter(|&id| state.record(id).life().is_committed())
-                .collect();
+            let in_force: RecordSet = if wide {
+                every
+            } else {
+                readable
+                    .iter()
+                    .filter(|&id| state.record(id).life().is_committed())
+                    .collect()
+            };
             for reversible in [true, false] {
                 if reversible && !d.reversible_calls {
                     continue;
@@ -177,21 +196,22 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
     }
     for id in state.ids() {
         let r = state.record(id);
-        if d.revocations && !r.kind.is_action() && r.life().is_committed() && !r.pending_revocation
-        {
+        let requestable = !r.kind.is_action() && r.life().is_committed() && !r.pending_revocation;
+        if d.revocations && (wide || requestable) {
             out.push(Op::RequestRevocation { record: id });
         }
-        if r.pending_revocation {
+        if wide || r.pending_revocation {
             out.push(Op::ApplyRevocation { record: id });
         }
-        if r.life() == Life::Quarantined && state.txn(r.owner).is_some() {
-            if r.kind == Kind::Belief {
-                out.push(Op::Revalidate { record: id });
-            } else if r.kind.is_view() {
-                out.push(Op::Rebuild { view: id });
-            }
+        let restageable = r.life() == Life::Quarantined && state.txn(r.owner).is_some();
+        if wide || (restageable && r.kind == Kind::Belief) {
+            out.push(Op::Revalidate { record: id });
         }
-        if d.reviews && r.life() == Life::Quarantined && r.reason == Some(Reason::Review) {
+        if wide || (restageable && r.kind.is_view()) {
+            out.push(Op::Rebuild { view: id });
+        }
+        let in_review = r.life() == Life::Quarantined && r.reason == Some(Reason::Review);
+        if d.reviews && (wide || in_review) {
             out.push(Op::Resolve {
                 record: id,
                 keep: true,
@@ -210,8 +230,9 @@ fn stage_ops(cfg: &Config, state: &State, agent: u8, readable: RecordSet, out: &
     let now = state.clock;
     for &kind in &d.stage_kinds {
         if kind.is_view() {
+            let fewest = if d.enumeration == Enumeration::Wide { 0 } else { 1 };
             for &scope in &d.view_scopes {
-                for parents in subsets(readable, d.view_parents, 1) {
+                for parents in subsets(readable, d.view_parents, fewest) {
                     out.push(Op::Stage {
                         agent,
                         kind,

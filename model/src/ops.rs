@@ -5,12 +5,13 @@
 //! refused with a [`Refusal`] that says why, and changes nothing.
 
 use crate::cascade::retract;
-use crate::config::Config;
+use crate::config::{Config, Variant};
 use crate::evidence::Confidence;
 use crate::gate::{self, GateBlock};
 use crate::lifecycle::{IllegalMove, Life};
 use crate::pipeline::{self, CommitContext, Verdict};
 use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet, Scope, Validity, FOREVER};
+use crate::rules::{fire, Rule};
 use crate::state::State;
 use crate::txn::{capture_snapshot, snapshot_seq, visible, Isolation, Tier, Txn};
 use serde::{Deserialize, Serialize};
@@ -151,7 +152,20 @@ impl From<IllegalMove> for Refusal {
 
 type Applied = Result<(), Refusal>;
 
-fn require(cond: bool, why: &'static str) -> Applied {
+/// One part of an enabling condition: `Ok` when `cond` holds, else a refusal that fires
+/// `rule` (an `enable.*` rule of [`crate::rules`]) and gives its statement as the reason.
+fn require(cond: bool, rule: Rule) -> Applied {
+    if cond {
+        Ok(())
+    } else {
+        fire(rule);
+        Err(Refusal::Disabled(rule.statement()))
+    }
+}
+
+/// A malformed operation (an id outside the configuration's bounds): not a rule of the
+/// protocol but a guard against user input (a hand-written trace), so it fires nothing.
+fn guard(cond: bool, why: &'static str) -> Applied {
     if cond {
         Ok(())
     } else {
@@ -221,41 +235,40 @@ pub fn apply(cfg: &Config, state: &mut State, op: &Op) -> Applied {
 }
 
 fn tick(cfg: &Config, state: &mut State) -> Applied {
-    require(state.clock < cfg.bounds.ticks, "the clock is at its bound")?;
+    require(state.clock < cfg.bounds.ticks, Rule::EnTickBound)?;
     state.clock += 1;
+    fire(Rule::OpTick);
     Ok(())
 }
 
-fn free_record(cfg: &Config, state: &State) -> Applied {
-    require(
-        state.len() < cfg.bounds.records as usize,
-        "no free record id",
-    )
+/// A free record id (`rule` names the operation that needs one).
+fn free_record(cfg: &Config, state: &State, rule: Rule) -> Applied {
+    require(state.len() < cfg.bounds.records as usize, rule)
 }
 
 fn agent_ok(cfg: &Config, agent: u8) -> Applied {
-    require(agent < cfg.bounds.agents, "no such agent")
+    guard(agent < cfg.bounds.agents, "no such agent")
 }
 
-fn open_txn(cfg: &Config, state: &State, agent: u8) -> Result<Txn, Refusal> {
+/// The agent's open transaction (`rule` names the operation that needs one).
+fn open_txn(cfg: &Config, state: &State, agent: u8, rule: Rule) -> Result<Txn, Refusal> {
     agent_ok(cfg, agent)?;
-    state
-        .txn(agent)
-        .copied()
-        .ok_or(Refusal::Disabled("the agent has no open transaction"))
+    let tx = state.txn(agent).copied();
+    require(tx.is_some(), rule)?;
+    tx.ok_or(Refusal::Disabled(rule.statement()))
 }
 
 fn record_ok(state: &State, id: RecordId) -> Applied {
-    require(state.exists(id), "no such record")
+    guard(state.exists(id), "no such record")
 }
 
 fn evidence_ok(cfg: &Config, source: u8, slot: u8, value: u8) -> Applied {
-    require(
+    guard(
         (source as usize) < cfg.bounds.sources.len(),
         "no such source",
     )?;
-    require(slot < cfg.bounds.slots, "no such slot")?;
-    require(value < cfg.bounds.values, "no such value")
+    guard(slot < cfg.bounds.slots, "no such slot")?;
+    guard(value < cfg.bounds.values, "no such value")
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -269,9 +282,9 @@ fn observe(
     scope: Scope,
     owner: u8,
 ) -> Applied {
-    free_record(cfg, state)?;
     agent_ok(cfg, owner)?;
     evidence_ok(cfg, source, slot, value)?;
+    free_record(cfg, state, Rule::EnObserveFree)?;
     state.push_record(Record {
         kind: Kind::Belief,
         slot,
@@ -284,15 +297,13 @@ fn observe(
         life: Life::Raw,
         ..Record::default()
     });
+    fire(Rule::OpObserve);
     Ok(())
 }
 
 fn begin(cfg: &Config, state: &mut State, agent: u8, tier: Tier, isolation: Isolation) -> Applied {
     agent_ok(cfg, agent)?;
-    require(
-        state.txn(agent).is_none(),
-        "the agent already has an open transaction",
-    )?;
+    require(state.txn(agent).is_none(), Rule::EnBeginOpen)?;
     // An external-action transaction always reads at the strictest level.
     let isolation = if tier == Tier::ExternalAction {
         Isolation::ActionSafeRead
@@ -309,55 +320,74 @@ fn begin(cfg: &Config, state: &mut State, agent: u8, tier: Tier, isolation: Isol
             snapshot_seq: state.next_seq,
         }),
     );
+    fire(Rule::OpBegin);
     Ok(())
 }
 
-fn parents_visible(cfg: &Config, state: &State, agent: u8, parents: RecordSet) -> Applied {
+/// The declared parents of a staged record are readable: visible to the transaction
+/// (§4), not Revoked (a branch state is never visible; Superseded and Quarantined parents
+/// of the snapshot are left to the lineage check, model/README.md), and not tool actions
+/// (nothing is derived from an effect).
+fn parents_readable(cfg: &Config, state: &State, agent: u8, parents: RecordSet) -> Applied {
     for p in parents.iter() {
         record_ok(state, p)?;
-        require(
-            visible(cfg, state, agent, p),
-            "a declared parent is not visible to the transaction",
-        )?;
     }
-    Ok(())
+    let all = |ok: &dyn Fn(RecordId) -> bool| parents.iter().all(ok);
+    let visible_all = all(&|p| visible(cfg, state, agent, p));
+    let none_revoked = all(&|p| state.record(p).life() != Life::Revoked);
+    let none_action = all(&|p| !state.record(p).kind.is_action());
+    // Every failing part fires its rule; the first one is the reason given.
+    let parts = [
+        (visible_all, Rule::EnStageParentVisible),
+        (none_revoked, Rule::EnStageParentRevoked),
+        (none_action, Rule::EnStageParentAction),
+    ];
+    all_parts(&parts)
+}
+
+/// Fires the rule of every part that fails and refuses with the first; `Ok` if all hold.
+fn all_parts(parts: &[(bool, Rule)]) -> Applied {
+    let mut first = Ok(());
+    for &(holds, rule) in parts {
+        let refused = require(holds, rule);
+        if first.is_ok() {
+            first = refused;
+        }
+    }
+    first
 }
 
 fn stage(cfg: &Config, state: &mut State, agent: u8, record: Record) -> Applied {
-    open_txn(cfg, state, agent)?;
-    free_record(cfg, state)?;
-    require(
+    guard(
         !record.kind.is_action(),
         "tool actions are created by CallTool, not staged",
     )?;
-    require(
-        !record.kind.is_view() || !record.parents.is_empty(),
-        "a view needs at least one parent",
-    )?;
     evidence_ok(cfg, record.source, record.slot, record.value)?;
-    require(
+    guard(
         record.validity.from < record.validity.until,
         "empty validity interval",
     )?;
-    parents_visible(cfg, state, agent, record.parents)?;
+    open_txn(cfg, state, agent, Rule::EnStageNoTxn)?;
+    free_record(cfg, state, Rule::EnStageFree)?;
+    require(
+        !record.kind.is_view() || !record.parents.is_empty(),
+        Rule::EnStageViewParent,
+    )?;
+    parents_readable(cfg, state, agent, record.parents)?;
     state.push_record(record);
+    fire(Rule::OpStage);
     Ok(())
 }
 
 fn adopt(cfg: &Config, state: &mut State, agent: u8, id: RecordId) -> Applied {
-    open_txn(cfg, state, agent)?;
+    open_txn(cfg, state, agent, Rule::EnAdoptNoTxn)?;
     record_ok(state, id)?;
-    require(
-        state.record(id).life() == Life::Raw,
-        "only a Raw record can be adopted",
-    )?;
-    require(
-        visible(cfg, state, agent, id),
-        "the Raw record is not visible to the transaction",
-    )?;
+    require(state.record(id).life() == Life::Raw, Rule::EnAdoptNotRaw)?;
+    require(visible(cfg, state, agent, id), Rule::EnAdoptNotVisible)?;
     state.move_record(id, Life::Tentative)?;
     state.record_mut(id).writer = Some(agent);
     forget_in_snapshots(state, id);
+    fire(Rule::OpAdopt);
     Ok(())
 }
 
@@ -375,7 +405,7 @@ fn forget_in_snapshots(state: &mut State, id: RecordId) {
 }
 
 fn commit(cfg: &Config, state: &mut State, agent: u8) -> Applied {
-    let tx = open_txn(cfg, state, agent)?;
+    let tx = open_txn(cfg, state, agent, Rule::EnCommitNoTxn)?;
     let ctx = CommitContext {
         now: state.clock,
         snapshot_seq: snapshot_seq(cfg, state, &tx),
@@ -394,15 +424,26 @@ fn commit(cfg: &Config, state: &mut State, agent: u8) -> Applied {
                 supersede(state, outranked, Reason::SupersededByAuthority)?;
                 supersede(state, corrected, Reason::SupersededByCorrection)?;
                 promote(state, id, tx.tier)?;
+                fire(if tx.tier == Tier::ExternalAction {
+                    Rule::PipePassActionSafe
+                } else {
+                    Rule::PipePassCommitted
+                });
             }
             Verdict::Quarantine(reason) => {
                 state.move_record(id, Life::Quarantined)?;
-                state.record_mut(id).reason = Some(reason);
+                let r = state.record_mut(id);
+                r.reason = Some(reason);
+                // The reviewer judges the record against the snapshot it was staged from.
+                if reason == Reason::Review {
+                    r.review_seq = Some(ctx.snapshot_seq);
+                }
             }
             Verdict::Abort(reason) => retract(cfg, state, id, reason)?,
         }
     }
     close(state, agent);
+    fire(Rule::OpCommit);
     Ok(())
 }
 
@@ -419,6 +460,7 @@ fn promote(state: &mut State, id: RecordId, tier: Tier) -> Applied {
     let r = state.record_mut(id);
     r.seq = Some(seq);
     r.reason = None;
+    r.review_seq = None;
     Ok(())
 }
 
@@ -439,13 +481,14 @@ fn close(state: &mut State, agent: u8) {
 }
 
 fn abort(cfg: &Config, state: &mut State, agent: u8) -> Applied {
-    open_txn(cfg, state, agent)?;
+    open_txn(cfg, state, agent, Rule::EnAbortNoTxn)?;
     for id in state.staged_by(agent).iter() {
         if state.record(id).life() != Life::Revoked {
             retract(cfg, state, id, Reason::Aborted)?;
         }
     }
     close(state, agent);
+    fire(Rule::OpAbort);
     Ok(())
 }
 
@@ -456,22 +499,32 @@ fn call_tool(
     reversible: bool,
     support: RecordSet,
 ) -> Applied {
-    let tx = open_txn(cfg, state, agent)?;
-    free_record(cfg, state)?;
+    let tx = open_txn(cfg, state, agent, Rule::EnCallNoTxn)?;
+    free_record(cfg, state, Rule::EnCallFree)?;
     for s in support.iter() {
         record_ok(state, s)?;
-        require(
-            visible(cfg, state, agent, s),
-            "a declared support record is not visible to the transaction",
-        )?;
-        // Decided (model/README.md): support must be in force, for reversible calls too, which
-        // have no gate: a cascade cannot repair an action created after it ran.
-        require(
-            state.record(s).life().is_committed(),
-            "a declared support record is not Committed or ActionSafe",
-        )?;
     }
-    if !reversible {
+    all_parts(&[
+        (
+            support.iter().all(|s| visible(cfg, state, agent, s)),
+            Rule::EnCallSupportVisible,
+        ),
+        (
+            support.iter().all(|s| !state.record(s).kind.is_action()),
+            Rule::EnCallSupportAction,
+        ),
+    ])?;
+    if reversible {
+        // A reversible call has no gate: on support not in force it is not enabled (a
+        // cascade cannot repair an action created after it ran, model/README.md).
+        require(
+            support
+                .iter()
+                .all(|s| state.record(s).life().is_committed()),
+            Rule::EnCallReversibleNotInForce,
+        )?;
+    } else {
+        // The gate is the one place that answers an irreversible call (§7, revision 2).
         gate::check(cfg, state, agent, support).map_err(Refusal::Blocked)?;
     }
     // An executed action enters the lifecycle as Committed (ActionSafe in an external-action txn).
@@ -497,46 +550,43 @@ fn call_tool(
         effect: Some(Effect::Executed),
         ..Record::default()
     });
+    fire(if reversible {
+        Rule::OpCallReversible
+    } else {
+        Rule::OpCallIrreversible
+    });
     Ok(())
 }
 
 fn request_revocation(state: &mut State, id: RecordId) -> Applied {
     record_ok(state, id)?;
     let r = state.record(id);
-    require(
-        !r.kind.is_action(),
-        "tool actions are repaired by cascade, not revoked",
-    )?;
-    require(
-        r.life().is_committed(),
-        "only a Committed or ActionSafe record can be revoked",
-    )?;
-    require(!r.pending_revocation, "a revocation is already pending")?;
+    require(!r.kind.is_action(), Rule::EnRequestAction)?;
+    require(r.life().is_committed(), Rule::EnRequestNotCommitted)?;
+    require(!r.pending_revocation, Rule::EnRequestPending)?;
     state.record_mut(id).pending_revocation = true;
+    fire(Rule::OpRequestRevocation);
     Ok(())
 }
 
 fn apply_revocation(cfg: &Config, state: &mut State, id: RecordId) -> Applied {
     record_ok(state, id)?;
-    require(
-        state.record(id).pending_revocation,
-        "no revocation is pending",
-    )?;
+    require(state.record(id).pending_revocation, Rule::EnApplyNotPending)?;
     retract(cfg, state, id, Reason::Revocation)?;
+    fire(Rule::OpApplyRevocation);
     Ok(())
 }
 
-/// Stages quarantined record `id` back as Tentative in its owner's open transaction.
-fn restage(state: &mut State, id: RecordId) -> Applied {
+/// Stages quarantined record `id` back as Tentative in its owner's open transaction
+/// (`rule` names the operation that needs one).
+fn restage(state: &mut State, id: RecordId, rule: Rule) -> Applied {
     let owner = state.record(id).owner;
-    require(
-        state.txn(owner).is_some(),
-        "the owner has no open transaction",
-    )?;
+    require(state.txn(owner).is_some(), rule)?;
     state.move_record(id, Life::Tentative)?;
     let r = state.record_mut(id);
     r.writer = Some(owner);
     r.reason = None;
+    r.review_seq = None;
     forget_in_snapshots(state, id);
     Ok(())
 }
@@ -544,40 +594,37 @@ fn restage(state: &mut State, id: RecordId) -> Applied {
 fn revalidate(state: &mut State, id: RecordId) -> Applied {
     record_ok(state, id)?;
     let r = state.record(id);
-    require(
-        r.kind == Kind::Belief,
-        "only a belief is revalidated (views are rebuilt)",
-    )?;
+    require(r.kind == Kind::Belief, Rule::EnRevalidateNotBelief)?;
     require(
         r.life() == Life::Quarantined,
-        "only a Quarantined record is revalidated",
+        Rule::EnRevalidateNotQuarantined,
     )?;
     require(
         state
             .ancestors(id)
             .iter()
             .all(|a| state.record(a).life().is_active()),
-        "an ancestor is not active",
+        Rule::EnRevalidateAncestor,
     )?;
-    restage(state, id)
+    restage(state, id, Rule::EnRevalidateNoTxn)?;
+    fire(Rule::OpRevalidate);
+    Ok(())
 }
 
 fn rebuild(state: &mut State, view: RecordId) -> Applied {
     record_ok(state, view)?;
     let v = state.record(view);
-    require(v.kind.is_view(), "only a view is rebuilt")?;
-    require(
-        v.life() == Life::Quarantined,
-        "only a Quarantined view is rebuilt",
-    )?;
+    require(v.kind.is_view(), Rule::EnRebuildNotView)?;
+    require(v.life() == Life::Quarantined, Rule::EnRebuildNotQuarantined)?;
     let surviving: RecordSet = v
         .parents
         .iter()
         .filter(|&p| state.record(p).life().is_active())
         .collect();
-    require(!surviving.is_empty(), "no parent of the view is active")?;
-    restage(state, view)?;
+    require(!surviving.is_empty(), Rule::EnRebuildNoParent)?;
+    restage(state, view, Rule::EnRebuildNoTxn)?;
     state.record_mut(view).parents = surviving;
+    fire(Rule::OpRebuild);
     Ok(())
 }
 
@@ -586,33 +633,69 @@ fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied
     let r = state.record(id);
     require(
         r.life() == Life::Quarantined && r.reason == Some(Reason::Review),
-        "only a record quarantined for review is resolved",
+        Rule::EnResolveNotReview,
     )?;
     if !keep {
-        return Ok(retract(cfg, state, id, Reason::ReviewRejected)?);
+        retract(cfg, state, id, Reason::ReviewRejected)?;
+        fire(Rule::OpResolveReject);
+        return Ok(());
     }
-    require(
-        r.validity.contains(state.clock),
-        "the record is no longer valid",
-    )?;
-    require(
-        state.ancestors(id).iter().all(|a| {
-            let a = state.record(a);
-            a.life().is_active() && !a.pending_revocation
-        }),
-        "an ancestor is inactive or pending revocation",
-    )?;
-    // The verdict stands in for the conflict adjudication only: the review quarantine pre-empted
-    // the permission-inheritance check, which must still pass (or keeping it launders scope).
-    require(
-        pipeline::check_permission_inheritance(cfg, state, id).is_ok(),
-        "the record's scope is wider than its narrowest parent's (permission laundering)",
-    )?;
-    // The reviewer's verdict stands in for the conflict check: every rival is superseded.
+    if cfg.variant != Variant::Rev1Adjudication {
+        all_parts(&keep_refusals(cfg, state, id))?;
+    }
+    // The verdict stands in for the equal-authority part of the conflict check only: the
+    // record supersedes exactly the rivals it wins against, which (keep being enabled) are
+    // every rival left, all of equal or lower authority.
     supersede(
         state,
         pipeline::rivals(state, id),
         Reason::SupersededByReview,
     )?;
-    promote(state, id, Tier::Medium)
+    // A reviewer's verdict is not an external-action commit: Committed, never ActionSafe.
+    promote(state, id, Tier::Medium)?;
+    fire(Rule::OpResolveKeep);
+    Ok(())
+}
+
+/// The enabling condition of `Resolve(keep)` (PROTOCOL.md §5, revision 2): the record would
+/// pass every check of the pipeline now but the review outcome of the conflict check, the
+/// conflict check judged against the snapshot of the transaction that staged it.
+///
+/// Evidence is not among the parts: it is fixed when the record is staged, and a record only
+/// reaches review after passing the evidence check, so that part could never refuse.
+fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 6] {
+    let r = state.record(id);
+    let ancestors = state.ancestors(id);
+    let staged_from = r.review_seq.unwrap_or(0);
+    let mine = cfg.authority(r.source);
+    let rivals = pipeline::rivals(state, id);
+    [
+        (r.validity.contains(state.clock), Rule::EnKeepExpired),
+        (
+            ancestors
+                .iter()
+                .all(|a| state.record(a).life().is_active()),
+            Rule::EnKeepLineage,
+        ),
+        (
+            pipeline::check_permission_inheritance(cfg, state, id).is_ok(),
+            Rule::EnKeepPermission,
+        ),
+        (
+            ancestors.iter().all(|a| !state.record(a).pending_revocation),
+            Rule::EnKeepUnstable,
+        ),
+        (
+            rivals
+                .iter()
+                .all(|x| !matches!(state.record(x).seq, Some(seq) if seq >= staged_from)),
+            Rule::EnKeepStale,
+        ),
+        (
+            rivals
+                .iter()
+                .all(|x| cfg.authority(state.record(x).source) <= mine),
+            Rule::EnKeepOutranked,
+        ),
+    ]
 }

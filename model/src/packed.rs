@@ -1,14 +1,15 @@
 //! A compact, canonical byte encoding of [`State`] for explorers' frontiers and exact mode.
 //!
-//! Layout: `clock, next_seq, len, ghost(2)`, then per used record 19 bytes, then a presence mask
-//! of transactions and 5 bytes per open one, then 2 bytes of rollback log per used record.
+//! Layout: `clock, next_seq, len, ghost(2)`, then per used record 21 bytes, then a presence mask
+//! of transactions and 5 bytes per open one, then a presence mask of the ghost's transactions
+//! and 4 bytes per open one, then 2 bytes of rollback log per used record.
 //! Equal states give equal bytes and different states different bytes; [`State::unpack`] refuses
 //! anything that is not such an encoding (it never panics on bad bytes).
 
 use crate::evidence::Confidence;
 use crate::lifecycle::Life;
 use crate::record::{Effect, Kind, Reason, Record, RecordSet, Scope, Validity, MAX_RECORDS};
-use crate::state::{AuditEntry, State, MAX_AGENTS};
+use crate::state::{AuditEntry, GhostTxn, State, MAX_AGENTS};
 use crate::txn::{Isolation, Tier, Txn};
 
 const NONE: u8 = u8::MAX;
@@ -66,14 +67,17 @@ const REASONS: [Reason; 17] = [
 ];
 
 /// Bytes per packed record.
-const RECORD_BYTES: usize = 19;
+const RECORD_BYTES: usize = 21;
 /// Bytes per packed open transaction.
 const TXN_BYTES: usize = 5;
+/// Bytes per packed ghost transaction.
+const GHOST_TXN_BYTES: usize = 4;
 /// Bytes of the header (`clock, next_seq, len, ghost`).
 const HEADER_BYTES: usize = 5;
-/// Length of the encoding of a state with `records` records and `open` open transactions.
-fn packed_len(records: usize, open: usize) -> usize {
-    HEADER_BYTES + (RECORD_BYTES + 2) * records + 1 + TXN_BYTES * open
+/// Length of the encoding of a state with `records` records, `open` open transactions and
+/// `ghosts` ghost transactions.
+fn packed_len(records: usize, open: usize, ghosts: usize) -> usize {
+    HEADER_BYTES + (RECORD_BYTES + 2) * records + 2 + TXN_BYTES * open + GHOST_TXN_BYTES * ghosts
 }
 
 /// Writes fixed-size pieces into a byte slice of exactly the right length, front to back.
@@ -168,6 +172,8 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
         r.pending_revocation as u8,
         d0,
         d1,
+        opt(r.review_seq),
+        opt(r.ghost_review_seq),
     ]
 }
 
@@ -203,6 +209,8 @@ fn unpack_record(b: &[u8; RECORD_BYTES], r: &mut Record) -> Option<()> {
         _ => return None,
     };
     r.doubted_at_execution = RecordSet(u16::from_le_bytes([b[17], b[18]]));
+    r.review_seq = from_opt(b[19]);
+    r.ghost_review_seq = from_opt(b[20]);
     Some(())
 }
 
@@ -218,9 +226,22 @@ impl State {
             .iter()
             .enumerate()
             .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
+        let ghosts = self.ghost.txns;
+        let ghost_mask = ghosts
+            .iter()
+            .enumerate()
+            .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
         let len = self.len();
         let start = out.len();
-        out.resize(start + packed_len(len, mask.count_ones() as usize), 0);
+        out.resize(
+            start
+                + packed_len(
+                    len,
+                    mask.count_ones() as usize,
+                    ghost_mask.count_ones() as usize,
+                ),
+            0,
+        );
         let [g0, g1] = self.ghost.violated.to_le_bytes();
         let mut w = Writer(&mut out[start..]);
         w.put([self.clock, self.next_seq, len as u8, g0, g1]);
@@ -231,6 +252,11 @@ impl State {
         for tx in txns.iter().flatten() {
             let [s0, s1] = tx.snapshot.0.to_le_bytes();
             w.put([tx.tier as u8, tx.isolation as u8, s0, s1, tx.snapshot_seq]);
+        }
+        w.put([ghost_mask]);
+        for g in ghosts.iter().flatten() {
+            let [s0, s1] = g.snapshot.0.to_le_bytes();
+            w.put([s0, s1, g.seq, g.level]);
         }
         for id in self.ids() {
             let a = self.audit(id);
@@ -263,8 +289,14 @@ impl State {
         if len > MAX_RECORDS {
             return None;
         }
-        let (&mask, _) = rest.get(RECORD_BYTES * len..)?.split_first()?;
-        if mask >> MAX_AGENTS != 0 || bytes.len() != packed_len(len, mask.count_ones() as usize) {
+        let (&mask, after_mask) = rest.get(RECORD_BYTES * len..)?.split_first()?;
+        let open = mask.count_ones() as usize;
+        let &ghost_mask = after_mask.get(TXN_BYTES * open)?;
+        let ghosts = ghost_mask.count_ones() as usize;
+        if mask >> MAX_AGENTS != 0
+            || ghost_mask >> MAX_AGENTS != 0
+            || bytes.len() != packed_len(len, open, ghosts)
+        {
             return None;
         }
         self.clock = clock;
@@ -282,7 +314,27 @@ impl State {
         for (entry, b) in log.iter_mut().zip(log_bytes.chunks_exact(2)) {
             *entry = AuditEntry::from_parts(b[0], from_opt(b[1]));
         }
-        let mut txn_bytes = rest[1..rest.len() - 2 * len].chunks_exact(TXN_BYTES);
+        let mut txn_bytes = rest[1..1 + TXN_BYTES * open].chunks_exact(TXN_BYTES);
+        let ghost_start = 2 + TXN_BYTES * open;
+        let mut ghost_bytes =
+            rest[ghost_start..ghost_start + GHOST_TXN_BYTES * ghosts].chunks_exact(GHOST_TXN_BYTES);
+        for agent in 0..MAX_AGENTS {
+            self.ghost.txns[agent] = if ghost_mask & (1 << agent) == 0 {
+                None
+            } else {
+                let &[s0, s1, seq, level] = ghost_bytes.next()? else {
+                    return None;
+                };
+                if level > Isolation::ActionSafeRead as u8 {
+                    return None;
+                }
+                Some(GhostTxn {
+                    snapshot: RecordSet(u16::from_le_bytes([s0, s1])),
+                    seq,
+                    level,
+                })
+            };
+        }
         for agent in 0..MAX_AGENTS as u8 {
             let txn = if mask & (1 << agent) == 0 {
                 None

@@ -7,6 +7,7 @@ use crate::config::{Config, Variant};
 use crate::evidence::evidence_suffices;
 use crate::lifecycle::Life;
 use crate::record::{Kind, Reason, RecordId, RecordSet};
+use crate::rules::{fire, Rule};
 use crate::state::State;
 
 /// What the pipeline decides for one staged record.
@@ -38,30 +39,42 @@ pub struct CommitContext {
 
 /// Runs the four checks on staged record `id`, in order.
 pub fn run(cfg: &Config, state: &State, id: RecordId, ctx: CommitContext) -> Verdict {
-    let checks = || -> Result<(RecordSet, RecordSet), Verdict> {
-        check_evidence(cfg, state, id)?;
-        check_validity(state, id, ctx.now)?;
-        let won = check_semantic_conflict(cfg, state, id, ctx)?;
-        check_lineage(state, id)?;
-        check_permission_inheritance(cfg, state, id)?;
-        check_dependency_stability(state, id)?;
-        Ok(won)
-    };
-    match checks() {
-        Ok((outranked, corrected)) => Verdict::Pass {
-            outranked,
-            corrected,
-        },
-        Err(verdict) => verdict,
+    match checks(cfg, state, id, ctx) {
+        Ok(pass) | Err(pass) => pass,
     }
+}
+
+/// The checks in order; `Err` holds the verdict of the first that fails.
+fn checks(cfg: &Config, state: &State, id: RecordId, ctx: CommitContext) -> Result<Verdict, Verdict> {
+    check_evidence(cfg, state, id)?;
+    check_validity(state, id, ctx.now)?;
+    let (outranked, corrected) = check_semantic_conflict(cfg, state, id, ctx)?;
+    let later = check_lineage(cfg, state, id)
+        .and_then(|()| check_permission_inheritance(cfg, state, id))
+        .and_then(|()| check_dependency_stability(state, id));
+    if later.is_err() && !outranked.union(corrected).is_empty() {
+        // Decided (§6): an adjudication's effect on a rival takes place only if the record
+        // itself commits; here it does not, and its rivals stay as they are.
+        fire(Rule::PipeDeferredEffect);
+    }
+    later?;
+    Ok(Verdict::Pass {
+        outranked,
+        corrected,
+    })
 }
 
 /// Check 1, evidence: confidence ≥ 0.6 or source authority ≥ 0.9.
 pub fn check_evidence(cfg: &Config, state: &State, id: RecordId) -> Result<(), Verdict> {
     let r = state.record(id);
-    if evidence_suffices(r.confidence, cfg.authority(r.source)) {
+    let authority = cfg.authority(r.source);
+    if evidence_suffices(r.confidence, authority) {
+        if !evidence_suffices(r.confidence, crate::evidence::Authority::Low) {
+            fire(Rule::PipeEvidenceByAuthority);
+        }
         Ok(())
     } else {
+        fire(Rule::PipeEvidenceFail);
         Err(Verdict::Quarantine(Reason::Evidence))
     }
 }
@@ -71,6 +84,7 @@ pub fn check_validity(state: &State, id: RecordId, now: u8) -> Result<(), Verdic
     if state.record(id).validity.contains(now) {
         Ok(())
     } else {
+        fire(Rule::PipeValidityFail);
         Err(Verdict::Quarantine(Reason::Expired))
     }
 }
@@ -82,22 +96,31 @@ pub fn rivals(state: &State, id: RecordId) -> RecordSet {
     if r.kind != Kind::Belief {
         return RecordSet::EMPTY;
     }
-    state
-        .ids()
-        .filter(|&x| x != id)
-        .filter(|&x| {
-            let o = state.record(x);
-            o.kind == Kind::Belief
-                && o.life().is_committed()
-                && o.slot == r.slot
-                && o.value != r.value
-                && o.validity.overlaps(r.validity)
-        })
-        .collect()
+    let mut out = RecordSet::EMPTY;
+    for x in state.ids().filter(|&x| x != id) {
+        let o = state.record(x);
+        if o.kind != Kind::Belief || !o.life().is_committed() || o.slot != r.slot {
+            continue;
+        }
+        if o.value == r.value {
+            continue;
+        }
+        if o.validity.overlaps(r.validity) {
+            out.insert(x);
+        } else {
+            // Decided (§6): values whose validity intervals do not overlap coexist.
+            fire(Rule::PipeConflictDisjoint);
+        }
+    }
+    out
 }
 
-/// Check 3a, semantic conflict adjudication against each rival, in id order. Returns the rivals
-/// won against (outranked, corrected); they are superseded only if the record commits.
+/// Check 3a, semantic conflict adjudication. Every rival is judged before anything is
+/// decided, and the outcomes rank (revision 2): any rival committed after the snapshot →
+/// abort (a stale late write); else any rival of higher authority → abort; else any rival of
+/// equal authority from another source → review; else the record wins, and the rivals of
+/// lower authority (outranked) and of its own source (corrected) are returned, to be
+/// superseded only if the record commits. The order of record ids never changes the outcome.
 pub fn check_semantic_conflict(
     cfg: &Config,
     state: &State,
@@ -110,22 +133,51 @@ pub fn check_semantic_conflict(
     }
     let r = state.record(id);
     let mine = cfg.authority(r.source);
-    for x in rivals(state, id).iter() {
+    let rivals = rivals(state, id);
+    if rivals.len() > 1 {
+        fire(Rule::PipeConflictSeveral);
+    }
+    let (mut stale, mut higher, mut review) = (false, false, false);
+    for x in rivals.iter() {
         let rival = state.record(x);
         let seq = rival.seq.unwrap_or(0);
-        if seq >= ctx.snapshot_seq && seq < ctx.commit_start {
-            return Err(Verdict::Abort(Reason::StaleWrite));
-        }
         let theirs = cfg.authority(rival.source);
-        if theirs < mine {
-            outranked.insert(x);
+        let outcome = if seq >= ctx.snapshot_seq && seq < ctx.commit_start {
+            &mut stale
         } else if theirs > mine {
-            return Err(Verdict::Abort(Reason::Outranked));
-        } else if rival.source != r.source {
-            return Err(Verdict::Quarantine(Reason::Review));
+            &mut higher
+        } else if theirs == mine && rival.source != r.source {
+            &mut review
+        } else if theirs < mine {
+            outranked.insert(x);
+            continue;
         } else {
             corrected.insert(x);
+            continue;
+        };
+        *outcome = true;
+        if cfg.variant == Variant::Rev1Adjudication {
+            // Revision 1: the first decisive rival in id order decides.
+            break;
         }
+    }
+    if stale {
+        fire(Rule::PipeConflictStale);
+        return Err(Verdict::Abort(Reason::StaleWrite));
+    }
+    if higher {
+        fire(Rule::PipeConflictOutranked);
+        return Err(Verdict::Abort(Reason::Outranked));
+    }
+    if review {
+        fire(Rule::PipeConflictReview);
+        return Err(Verdict::Quarantine(Reason::Review));
+    }
+    if !outranked.is_empty() {
+        fire(Rule::PipeConflictSupersede);
+    }
+    if !corrected.is_empty() {
+        fire(Rule::PipeConflictCorrection);
     }
     Ok((outranked, corrected))
 }
@@ -136,16 +188,25 @@ pub fn check_semantic_conflict(
 /// revoked ancestor (the cascade repairs it), but a parent read at tentative-read or raw-read may
 /// be a record staged after a retraction under a parent the cascade had quarantined, and its own
 /// lineage check has not run yet (I2).
-pub fn check_lineage(state: &State, id: RecordId) -> Result<(), Verdict> {
+///
+/// Under `missed-cascade-staged` only the direct parents are judged (the paper's defect,
+/// second form).
+pub fn check_lineage(cfg: &Config, state: &State, id: RecordId) -> Result<(), Verdict> {
     let parents = state.record(id).parents;
-    if state
-        .ancestors(id)
+    let judged = if cfg.variant == Variant::MissedCascadeStaged {
+        parents
+    } else {
+        state.ancestors(id)
+    };
+    if judged
         .iter()
         .any(|p| state.record(p).life() == Life::Revoked)
     {
+        fire(Rule::PipeLineageRevoked);
         return Err(Verdict::Abort(Reason::RevokedParent));
     }
     if parents.iter().any(|p| !state.record(p).life().is_active()) {
+        fire(Rule::PipeLineageInactive);
         return Err(Verdict::Quarantine(Reason::InactiveParent));
     }
     Ok(())
@@ -172,7 +233,10 @@ pub fn check_permission_inheritance(
         .map(|p| state.record(p).scope)
         .min()
     {
-        Some(narrowest) if r.scope > narrowest => Err(Verdict::Quarantine(Reason::Permission)),
+        Some(narrowest) if r.scope > narrowest => {
+            fire(Rule::PipePermissionFail);
+            Err(Verdict::Quarantine(Reason::Permission))
+        }
         _ => Ok(()),
     }
 }
@@ -184,6 +248,7 @@ pub fn check_dependency_stability(state: &State, id: RecordId) -> Result<(), Ver
         .iter()
         .any(|a| state.record(a).pending_revocation)
     {
+        fire(Rule::PipeStabilityFail);
         Err(Verdict::Quarantine(Reason::UnstableDependency))
     } else {
         Ok(())

@@ -4,7 +4,8 @@
 //! `model/README.md` with the state counts they give (pinned in `reports/manifest.json`).
 
 use crate::config::{
-    all_writes, default_authority, Bounds, Config, Domain, ValidityShape, Variant, WriteShape,
+    all_writes, default_authority, Bounds, Config, Domain, Enumeration, ValidityShape, Variant,
+    WriteShape,
 };
 use crate::evidence::{Authority, Confidence};
 use crate::record::{Kind, Scope};
@@ -88,6 +89,7 @@ fn quick_domain() -> Domain {
         reversible_calls: true,
         revocations: true,
         reviews: true,
+        enumeration: Enumeration::Filtered,
     }
 }
 
@@ -114,5 +116,6 @@ fn full_domain(sources: usize) -> Domain {
         reversible_calls: true,
         revocations: true,
         reviews: true,
+        enumeration: Enumeration::Filtered,
     }
 }

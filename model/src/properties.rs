@@ -1,7 +1,7 @@
 //! The properties of PROTOCOL.md §9, each a plain function of (model, state), registered in
-//! [`PROPERTIES`]: the `always` invariants I1–I9 and the non-vacuity examples E1–E9.
+//! [`PROPERTIES`]: the `always` invariants I1–I14 and the non-vacuity examples E1–E9.
 //!
-//! History properties (I1, I4, I5, I7, I9) read ghost fields written by [`crate::ghost`], which
+//! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13) read ghost fields written by [`crate::ghost`], which
 //! re-states each condition independently of the code it judges. State properties (I2, I3, I6,
 //! I8) read the state directly. To add a property: write one function here and one row in
 //! [`PROPERTIES`] (see docs/extending.md).
@@ -15,7 +15,7 @@ use stateright::{Expectation, Property};
 /// One registered property.
 #[derive(Debug)]
 pub struct PropertyDef {
-    /// Short key used on the command line and in reports (`I1` … `I9`, `E1` … `E9`).
+    /// Short key used on the command line and in reports (`I1` … `I14`, `E1` … `E9`).
     pub key: &'static str,
     /// The property as a sentence (its name in stateright and in traces).
     pub name: &'static str,
@@ -109,6 +109,31 @@ pub const PROPERTIES: &[PropertyDef] = &[
         "no irreversible harm from a retraction already requested",
         no_harm_from_known_doubt
     ),
+    always!(
+        "I10",
+        "every record that commits met the evidence rule",
+        evidence_at_commit
+    ),
+    always!(
+        "I11",
+        "every record that commits was valid at the commit's clock",
+        validity_at_commit
+    ),
+    always!(
+        "I12",
+        "a record is superseded only by a rival entitled to win",
+        adjudication
+    ),
+    always!(
+        "I13",
+        "no record commits under an inactive or doubted ancestor",
+        sound_lineage_at_commit
+    ),
+    always!(
+        "I14",
+        "every external-action transaction reads at action-safe-read",
+        tier_isolation
+    ),
     sometimes!(
         "E1",
         "an irreversible call executes",
@@ -169,8 +194,12 @@ pub fn action_safety_gating(_: &MemTx, s: &State) -> bool {
 /// after the retraction from a snapshot that still holds its (now quarantined) parent is Tentative
 /// with a revoked ancestor; the pipeline's lineage check decides it at commit, and from then on
 /// this property judges it (see model/README.md, "Readings").
+///
+/// Strengthened (revision 2): the step that retracts a record leaves every transitive
+/// descendant repaired by type, the staged records of other open transactions included
+/// (ghost: judged on each retracting step).
 pub fn cascade_repair_completeness(_: &MemTx, s: &State) -> bool {
-    s.ids().all(|id| {
+    !s.ghost.is_violated(2) && s.ids().all(|id| {
         let r = s.record(id);
         let tainted = s
             .ancestors(id)
@@ -256,6 +285,37 @@ pub fn no_harm_from_known_doubt(_: &MemTx, s: &State) -> bool {
             || r.doubted_at_execution
                 .iter()
                 .all(|d| s.record(d).life() != Life::Revoked)
+    })
+}
+
+/// I10 evidence at commit (ghost: every record committed by Commit or `Resolve(keep)` judged
+/// against the thresholds confidence ≥ 0.6 or authority ≥ 0.9 as it committed).
+pub fn evidence_at_commit(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(10)
+}
+
+/// I11 validity at commit (ghost: every record committed had `from ≤ now < until`).
+pub fn validity_at_commit(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(11)
+}
+
+/// I12 adjudication (ghost: every supersession judged against its winner; no commit over an
+/// equal-authority rival of another source or a higher-authority one).
+pub fn adjudication(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(12)
+}
+
+/// I13 sound lineage at commit (ghost: no transitive ancestor of a record that committed was
+/// Revoked, Superseded, Quarantined or pending revocation after the step).
+pub fn sound_lineage_at_commit(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(13)
+}
+
+/// I14 tier isolation: every open external-action transaction reads at action-safe-read.
+pub fn tier_isolation(_: &MemTx, s: &State) -> bool {
+    s.txns().iter().flatten().all(|tx| {
+        tx.tier != crate::txn::Tier::ExternalAction
+            || tx.isolation == crate::txn::Isolation::ActionSafeRead
     })
 }
 

@@ -48,6 +48,10 @@ impl RecordSet {
     pub fn union(self, other: RecordSet) -> RecordSet {
         RecordSet(self.0 | other.0)
     }
+    /// Is every id of this set in `other`?
+    pub fn is_subset_of(self, other: RecordSet) -> bool {
+        self.0 & !other.0 == 0
+    }
     /// Set intersection.
     pub fn intersection(self, other: RecordSet) -> RecordSet {
         RecordSet(self.0 & other.0)
@@ -280,6 +284,14 @@ pub struct Record {
     pub pending_revocation: bool,
     /// Ghost (I9): ancestors that were pending revocation when this irreversible action ran.
     pub doubted_at_execution: RecordSet,
+    /// While quarantined for review: the snapshot sequence number of the transaction that
+    /// staged it (`Resolve(keep)` judges rivals against that snapshot, PROTOCOL.md §5).
+    #[serde(default)]
+    pub review_seq: Option<u8>,
+    /// Ghost (I7): the same number, as the ghost observer recorded it from its own copy of
+    /// the transaction's snapshot (never read by the protocol).
+    #[serde(default)]
+    pub ghost_review_seq: Option<u8>,
 }
 
 impl Record {

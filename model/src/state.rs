@@ -75,6 +75,21 @@ impl AuditEntry {
     }
 }
 
+/// The ghost's own copy of an open transaction's snapshot, taken by the ghost observer when
+/// the transaction began (PROTOCOL.md §9, revision 2): the history properties that talk
+/// about "the snapshot" (I1, I5, I7) judge against this copy, never the protocol's field.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct GhostTxn {
+    /// The records the transaction's level read when it began (less re-staged records).
+    pub snapshot: RecordSet,
+    /// The commit sequence number when it began.
+    pub seq: u8,
+    /// The isolation level it reads at, as the spec assigns it (external-action: action-safe).
+    pub level: u8,
+}
+
 /// Ghost fields: history, written by [`crate::ghost`] from independent predicates.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -82,10 +97,12 @@ impl AuditEntry {
 pub struct Ghost {
     /// Bit `i` set = history property `Ii` was violated by some step so far.
     pub violated: u16,
+    /// The ghost's copy of each agent's open transaction (index = agent).
+    pub txns: [Option<GhostTxn>; MAX_AGENTS],
 }
 
 impl Ghost {
-    /// Marks history property number `n` (1..=9) as violated.
+    /// Marks history property number `n` (1..=15) as violated.
     pub fn violate(&mut self, n: u8) {
         self.violated |= 1 << n;
     }
@@ -269,11 +286,17 @@ impl State {
             });
         }
         crate::ghost::observe_move(&mut self.ghost, from, to);
+        crate::rules::fire(lifecycle_rule(from, to));
         self.records[id as usize].life = to;
         if to == Life::Revoked {
             self.records[id as usize].pending_revocation = false;
         }
         Ok(())
+    }
+    /// The allocated records, mutable, for the ghost observer's own fields (it never moves a
+    /// record: `life` stays private).
+    pub(crate) fn records_mut_ghost(&mut self) -> &mut [Record] {
+        &mut self.records[..self.len as usize]
     }
     /// The open transaction of `agent`, if any.
     pub fn txn(&self, agent: u8) -> Option<&Txn> {
@@ -320,6 +343,13 @@ impl State {
     }
     /// Appends `(record, repair, cause)` to the rollback log.
     pub fn log_repair(&mut self, id: RecordId, repair: Repair, cause: RecordId) {
+        crate::rules::fire(match repair {
+            Repair::Retracted => crate::rules::Rule::AuditRetracted,
+            Repair::Revoked => crate::rules::Rule::AuditRevoked,
+            Repair::Quarantined => crate::rules::Rule::AuditQuarantined,
+            Repair::Compensated => crate::rules::Rule::AuditCompensated,
+            Repair::Leaked => crate::rules::Rule::AuditLeaked,
+        });
         let entry = &mut self.log[id as usize];
         entry.repairs |= repair.bit();
         entry.cause = Some(cause);
@@ -352,12 +382,31 @@ impl State {
         let mut out = self.clone();
         for (old, &new) in perm.iter().enumerate() {
             out.txns[new as usize] = self.txns[old];
+            out.ghost.txns[new as usize] = self.ghost.txns[old];
         }
         for r in &mut out.records[..self.len as usize] {
             r.owner = perm[r.owner as usize];
             r.writer = r.writer.map(|w| perm[w as usize]);
         }
         out
+    }
+}
+
+/// The row of the lifecycle table (PROTOCOL.md §3) that the legal move `from -> to` takes.
+fn lifecycle_rule(from: Life, to: Life) -> crate::rules::Rule {
+    use crate::rules::Rule;
+    use Life::*;
+    match (from, to) {
+        (Raw, Tentative) => Rule::LifeStage,
+        (Tentative, Validated) => Rule::LifeValidate,
+        (Validated, Committed) => Rule::LifeCommit,
+        (Committed, ActionSafe) => Rule::LifeActionSafe,
+        (Quarantined, Tentative) => Rule::LifeRequeue,
+        (Quarantined, Validated) => Rule::LifeReviewKeep,
+        (_, Revoked) => Rule::LifeRevoke,
+        (_, Superseded) => Rule::LifeSupersede,
+        (Tentative | Validated, Quarantined) => Rule::LifeQuarantine,
+        _ => Rule::LifeRequarantine,
     }
 }
 

@@ -33,7 +33,7 @@
 //! this for every state of `quick` up to depth 5, and that each kind of invalid input is refused).
 
 use crate::record::{Record, RecordId, RecordSet, MAX_RECORDS};
-use crate::state::{Repair, State, MAX_AGENTS};
+use crate::state::{GhostTxn, Repair, State, MAX_AGENTS};
 use crate::txn::Txn;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -58,6 +58,7 @@ struct CompactRef<'a> {
     txns: &'a [Option<Txn>],
     log: Vec<LogEntry>,
     ghost_violated: Vec<u8>,
+    ghost_txns: &'a [Option<GhostTxn>],
 }
 
 /// The serialised shape, owned for reading (then validated).
@@ -70,6 +71,9 @@ struct CompactOwned {
     txns: Vec<Option<Txn>>,
     log: Vec<LogEntry>,
     ghost_violated: Vec<u8>,
+    /// Absent in traces written before revision 2: no ghost transaction.
+    #[serde(default)]
+    ghost_txns: Vec<Option<GhostTxn>>,
 }
 
 impl Serialize for State {
@@ -94,6 +98,7 @@ impl Serialize for State {
             txns: self.txns(),
             log,
             ghost_violated,
+            ghost_txns: &self.ghost.txns,
         }
         .serialize(s)
     }
@@ -191,6 +196,28 @@ impl CompactOwned {
                     ));
                 }
             }
+        }
+        if self.ghost_txns.len() > MAX_AGENTS {
+            return Err(format!(
+                "\"ghost_txns\" has {} agent slots; at most {MAX_AGENTS} are possible",
+                self.ghost_txns.len()
+            ));
+        }
+        for (agent, g) in self.ghost_txns.into_iter().enumerate() {
+            if let Some(g) = &g {
+                if let Some(id) = first_at_or_above(g.snapshot, n) {
+                    return Err(format!(
+                        "the ghost snapshot of agent a{agent} names r{id}, which does not exist ({n} records)"
+                    ));
+                }
+                if g.level > 4 {
+                    return Err(format!(
+                        "the ghost level of agent a{agent} is {}; levels are 0..=4",
+                        g.level
+                    ));
+                }
+            }
+            state.ghost.txns[agent] = g;
         }
         for number in self.ghost_violated {
             if number >= GHOST_BITS {

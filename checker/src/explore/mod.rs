@@ -171,6 +171,7 @@
 //! `dropped_states`.
 
 mod coordinator;
+mod coverage;
 mod frontier;
 mod options;
 mod packed;
@@ -181,6 +182,7 @@ mod shard;
 mod sync;
 mod visited;
 
+pub use coverage::{CoverageProbe, CoverageTally};
 pub use options::{Canonicalizer, ExploreOptions, Locality, NextStateInto, Trace};
 pub use packed::PackedState;
 pub use path::check_path;
@@ -394,6 +396,9 @@ where
         },
         fingerprint_collisions: shards.iter().map(Shard::collisions).sum(),
         states_per_worker: shards.iter().map(Shard::len).collect(),
+        coverage: options
+            .coverage
+            .map(|_| coverage::finish(std::mem::take(&mut *sync::lock(&shared.coverage)))),
         dropped_states: shared.sum(|c| &c.dropped),
         threads,
         exact: options.exact,
@@ -422,6 +427,7 @@ where
         properties,
         symmetry: options.symmetry,
         next_state_into: options.next_state_into,
+        coverage: options.coverage,
         exact: options.exact,
         locality: options.locality_in_effect(),
         shared,

@@ -1,6 +1,7 @@
 //! The parameters of an exploration: [`ExploreOptions`], and the type aliases
 //! [`Canonicalizer`], [`NextStateInto`], [`Locality`] and [`Trace`].
 
+use super::coverage::CoverageProbe;
 use super::report::Progress;
 use stateright::Model;
 use std::time::Duration;
@@ -51,6 +52,9 @@ pub struct ExploreOptions<'a, M: Model> {
     pub progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
     /// Interval between progress callbacks (default 1 s).
     pub progress_interval: Duration,
+    /// Called after every attempted step to collect which rules of the model it fired;
+    /// see [`ExploreOptions::coverage`].
+    pub coverage: Option<CoverageProbe>,
 }
 
 impl<M: Model> Clone for ExploreOptions<'_, M> {
@@ -67,6 +71,7 @@ impl<M: Model> Clone for ExploreOptions<'_, M> {
             finish_when_all_discovered: self.finish_when_all_discovered,
             progress: self.progress,
             progress_interval: self.progress_interval,
+            coverage: self.coverage,
         }
     }
 }
@@ -85,6 +90,7 @@ impl<M: Model> Default for ExploreOptions<'_, M> {
             finish_when_all_discovered: false,
             progress: None,
             progress_interval: Duration::from_secs(1),
+            coverage: None,
         }
     }
 }
@@ -198,6 +204,16 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// Sets [`ExploreOptions::finish_when_all_discovered`].
     pub fn finish_when_all_discovered(mut self, finish: bool) -> Self {
         self.finish_when_all_discovered = finish;
+        self
+    }
+
+    /// Sets [`ExploreOptions::coverage`]: `probe` is called right after every attempted
+    /// step, refused ones included, and returns the set of the model's rules the step fired
+    /// (one bit per rule) while forgetting them. The report then holds, per set, how many
+    /// steps fired it and after how few steps it first did
+    /// ([`super::ExploreReport::coverage`]); the checker turns that into per-rule coverage.
+    pub fn coverage(mut self, probe: CoverageProbe) -> Self {
+        self.coverage = Some(probe);
         self
     }
 

@@ -158,6 +158,9 @@ pub struct ExploreReport<State, Action> {
     /// By fingerprint the shares are about equal; with a locality key
     /// ([`super::ExploreOptions::locality`]) they are as even as the key spreads the states.
     pub states_per_worker: Vec<u64>,
+    /// With a coverage probe ([`super::ExploreOptions::coverage`]): per set of rules fired,
+    /// the attempted steps that fired it and the shortest run that did, ordered by set.
+    pub coverage: Option<Vec<super::CoverageTally>>,
     /// Worker threads used.
     pub threads: usize,
     /// Whether exact mode was on.

@@ -401,6 +401,7 @@ pub(crate) struct Context<'a, M: Model> {
     pub(crate) properties: &'a [Property<M>],
     pub(crate) symmetry: Option<Canonicalizer<M>>,
     pub(crate) next_state_into: Option<NextStateInto<M>>,
+    pub(crate) coverage: Option<super::CoverageProbe>,
     pub(crate) exact: bool,
     /// The locality key, if states are owned by it rather than by their fingerprint (never
     /// in exact mode).
@@ -442,6 +443,10 @@ pub(crate) struct Worker<'a, M: Model> {
     dropped: u64,
     /// A growth was refused for lack of memory: do not ask again.
     growth_refused: bool,
+    /// Which rules the steps fired (with a coverage probe).
+    tally: super::coverage::Tally,
+    /// 0-based index of the level being expanded.
+    level: usize,
 }
 
 impl<'a, M> Worker<'a, M>
@@ -481,6 +486,8 @@ where
             expanded: 0,
             dropped: 0,
             growth_refused: false,
+            tally: super::coverage::Tally::default(),
+            level: 0,
         }
     }
 
@@ -492,6 +499,7 @@ where
     ) -> Result<Shard, Poisoned> {
         let mut pending = lock(&self.cx.shared.decision).pending.clone();
         loop {
+            self.tally.start_level(self.level);
             self.expand_level(&pending, coordinator.as_deref_mut())?;
             let shared = self.cx.shared;
             let refused = self.growth_refused;
@@ -506,8 +514,10 @@ where
             self.cx.shared.barrier.wait()?;
             let decision = lock(&self.cx.shared.decision).clone();
             if decision.stop {
+                std::mem::take(&mut self.tally).merge_into(&mut lock(&self.cx.shared.coverage));
                 return Ok(self.shard);
             }
+            self.level += 1;
             pending = decision.pending;
             std::mem::swap(&mut self.shard.current, &mut self.shard.next);
             self.shard.next.clear();
@@ -649,23 +659,27 @@ where
         let mut successor = self.successor.take();
         // The fingerprint of the successor packed in `self.held`, not routed yet.
         let mut held: Option<u64> = None;
+        let probe = self.cx.coverage;
         for action in actions.drain(..) {
             let owned;
-            let next: &M::State = match self.cx.next_state_into {
+            let next: Option<&M::State> = match self.cx.next_state_into {
                 Some(step) => {
                     let out: &mut M::State = successor.get_or_insert_with(|| state.clone());
-                    if !step(model, state, action, out) {
-                        continue;
-                    }
-                    out
+                    step(model, state, action, out).then_some(&*out)
                 }
                 None => match model.next_state(state, action) {
                     Some(next) => {
                         owned = next;
-                        &owned
+                        Some(&owned)
                     }
-                    None => continue,
+                    None => None,
                 },
+            };
+            if let Some(probe) = probe {
+                self.tally.count(probe());
+            }
+            let Some(next) = next else {
+                continue;
             };
             if !model.within_boundary(next) {
                 continue;

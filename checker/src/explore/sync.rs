@@ -150,6 +150,8 @@ pub(crate) struct Shared {
     /// Per worker: its share of the level being expanded, published when the level starts
     /// and taken back once every worker has sent `Done` (so nobody reads it any more).
     pub(crate) parts: Vec<Mutex<Option<Arc<Part>>>>,
+    /// The workers' coverage tallies, merged as each worker finishes.
+    pub(crate) coverage: Mutex<rustc_hash::FxHashMap<u128, (u64, usize)>>,
 }
 
 impl Shared {
@@ -166,6 +168,7 @@ impl Shared {
                 .collect(),
             decision: Mutex::new(decision),
             parts: (0..threads).map(|_| Mutex::new(None)).collect(),
+            coverage: Mutex::new(rustc_hash::FxHashMap::default()),
         }
     }
 

@@ -16,6 +16,10 @@
 //! preset × variant, so that CI notices when a change to the model or to an engine changes what is
 //! explored ([`Manifest::compare`] lists the drifts), as the tlaplus/Examples repository does.
 
+pub mod rule_coverage;
+
+pub use rule_coverage::RuleCoverage;
+
 use crate::error::{ErrorKind, UserError};
 use crate::fsutil::{json_pretty, read_text, write_atomic};
 use crate::trace::{PropertyKind, PropertyRef};
@@ -213,6 +217,10 @@ pub struct RunReport {
     pub parent_log_bytes_per_state: Option<f64>,
     /// Exhaustive or stopped early.
     pub coverage: Coverage,
+    /// Rule coverage: how often each rule of the protocol fired (fast engine; `None` for
+    /// stateright's BFS, which cannot collect it).
+    #[serde(default)]
+    pub rules: Option<RuleCoverage>,
     /// One entry per property.
     pub properties: Vec<PropertyOutcome>,
 }
@@ -315,6 +323,13 @@ impl RunReport {
             ),
             ("symmetry reduction", on_off(self.symmetry).into()),
             ("coverage", self.coverage.to_string()),
+            (
+                "rule coverage",
+                self.rules.as_ref().map_or(
+                    "not collected (stateright engine)".into(),
+                    RuleCoverage::summary_line,
+                ),
+            ),
         ];
         for (k, v) in rows {
             let _ = writeln!(s, "| {k} | {} |", escape(&v));
@@ -327,6 +342,11 @@ impl RunReport {
             for (d, n) in self.states_per_depth.iter().enumerate() {
                 let _ = writeln!(s, "| {d} | {} |", group(*n));
             }
+        }
+        if let Some(rules) = &self.rules {
+            let _ = writeln!(s, "\n## Rule coverage\n");
+            let _ = writeln!(s, "{}\n", rules.summary_line());
+            s.push_str(&rules.table_markdown());
         }
         let _ = writeln!(s, "\n## Properties\n");
         let _ = writeln!(

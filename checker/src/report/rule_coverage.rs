@@ -1,0 +1,207 @@
+//! Rule coverage: how often each rule of the protocol fired in a run, and which never did.
+//!
+//! The model gives every rule of PROTOCOL.md §3–§8 a stable id
+//! ([`memtx_model::rules::RULES`]) and records, per attempted step, the set of rules it fired;
+//! the fast explorer tallies those sets ([`crate::explore::CoverageTally`]). This module turns
+//! the tallies into one row per rule: the attempted steps that fired it, and the fewest steps
+//! after which it first fired (the length of the shortest run that exercises it). A rule
+//! with no firing is **never exercised**: whatever the run proves, it proves nothing about
+//! that rule. TLC reports the same per action; this is per rule of the protocol.
+
+use crate::explore::CoverageTally;
+use memtx_model::rules::{Family, RULES};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// One rule's row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleCount {
+    /// The rule's stable id (`pipe.evidence.fail`).
+    pub id: String,
+    /// PROTOCOL.md section.
+    pub section: String,
+    /// Attempted steps that fired it.
+    pub fired: u64,
+    /// The fewest steps after which it first fired, if it did.
+    pub first_step: Option<usize>,
+}
+
+/// Per-rule coverage of one run, or the union of several.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleCoverage {
+    /// Rules that fired at least once.
+    pub exercised: usize,
+    /// Rules in the table.
+    pub total: usize,
+    /// One row per rule, in table order.
+    pub rules: Vec<RuleCount>,
+}
+
+impl RuleCoverage {
+    /// Coverage from the explorer's tallies.
+    pub fn from_tallies(tallies: &[CoverageTally]) -> Self {
+        let mut rules: Vec<RuleCount> = RULES
+            .iter()
+            .map(|r| RuleCount {
+                id: r.id.to_string(),
+                section: r.section.to_string(),
+                fired: 0,
+                first_step: None,
+            })
+            .collect();
+        for t in tallies {
+            for (i, row) in rules.iter_mut().enumerate() {
+                if t.fired & (1u128 << i) != 0 {
+                    row.fired += t.steps;
+                    row.first_step = Some(row.first_step.map_or(t.first_step, |f| f.min(t.first_step)));
+                }
+            }
+        }
+        Self::of(rules)
+    }
+
+    fn of(rules: Vec<RuleCount>) -> Self {
+        RuleCoverage {
+            exercised: rules.iter().filter(|r| r.fired > 0).count(),
+            total: rules.len(),
+            rules,
+        }
+    }
+
+    /// The union of several runs' coverage (a rule fired if it fired in any of them).
+    pub fn union<'a>(all: impl IntoIterator<Item = &'a RuleCoverage>) -> Self {
+        let mut rules: Vec<RuleCount> = RULES
+            .iter()
+            .map(|r| RuleCount {
+                id: r.id.to_string(),
+                section: r.section.to_string(),
+                fired: 0,
+                first_step: None,
+            })
+            .collect();
+        for cov in all {
+            for (row, other) in rules.iter_mut().zip(&cov.rules) {
+                row.fired += other.fired;
+                row.first_step = match (row.first_step, other.first_step) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+            }
+        }
+        Self::of(rules)
+    }
+
+    /// The ids of the rules that never fired, in table order.
+    pub fn never(&self) -> Vec<&str> {
+        self.rules
+            .iter()
+            .filter(|r| r.fired == 0)
+            .map(|r| r.id.as_str())
+            .collect()
+    }
+
+    /// `rules exercised 87/93; never: a, b, c` (or `rules exercised 93/93`).
+    pub fn summary_line(&self) -> String {
+        let never = self.never();
+        if never.is_empty() {
+            format!("rules exercised {}/{}", self.exercised, self.total)
+        } else {
+            format!(
+                "rules exercised {}/{}; never: {}",
+                self.exercised,
+                self.total,
+                never.join(", ")
+            )
+        }
+    }
+
+    /// The whole table as text: one line per rule with its count and first step.
+    pub fn table_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "  {:<40} {:<6} {:>14} {:>6}",
+            "rule", "§", "steps fired", "first"
+        );
+        for (r, def) in self.rules.iter().zip(RULES) {
+            let first = r.first_step.map_or("-".to_string(), |f| f.to_string());
+            let mark = if r.fired == 0 { "  NEVER" } else { "" };
+            let _ = writeln!(
+                out,
+                "  {:<40} {:<6} {:>14} {:>6}{mark}  {}",
+                r.id, r.section, r.fired, first, def.statement
+            );
+        }
+        out
+    }
+
+    /// The whole table as Markdown, grouped by family.
+    pub fn table_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "| rule | § | steps that fired it | first fired after | statement |\n|---|---|---:|---:|---|"
+        );
+        for (r, def) in self.rules.iter().zip(RULES) {
+            let first = r.first_step.map_or("**never**".to_string(), |f| format!("{f} steps"));
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} | {} |",
+                r.id,
+                r.section,
+                r.fired,
+                first,
+                def.statement.replace('|', "\\|")
+            );
+        }
+        s
+    }
+
+    /// Rules of `family` that never fired.
+    pub fn never_in(&self, family: Family) -> Vec<&str> {
+        self.rules
+            .iter()
+            .zip(RULES)
+            .filter(|(r, def)| r.fired == 0 && def.family == family)
+            .map(|(r, _)| r.id.as_str())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memtx_model::rules::Rule;
+
+    #[test]
+    fn tallies_become_rows_and_unions_add_up() {
+        let tick = 1u128 << Rule::OpTick as u8;
+        let leak = 1u128 << Rule::AuditLeaked as u8;
+        let a = RuleCoverage::from_tallies(&[
+            CoverageTally {
+                fired: tick,
+                steps: 4,
+                first_step: 2,
+            },
+            CoverageTally {
+                fired: tick | leak,
+                steps: 1,
+                first_step: 7,
+            },
+        ]);
+        assert_eq!(a.exercised, 2);
+        let row = |c: &RuleCoverage, id: &str| c.rules.iter().find(|r| r.id == id).cloned();
+        let t = row(&a, "op.tick").expect("op.tick has a row");
+        assert_eq!((t.fired, t.first_step), (5, Some(2)));
+        assert!(a.summary_line().starts_with(&format!("rules exercised 2/{}; never: ", RULES.len())));
+        let b = RuleCoverage::from_tallies(&[CoverageTally {
+            fired: 1u128 << Rule::OpBegin as u8,
+            steps: 3,
+            first_step: 1,
+        }]);
+        let u = RuleCoverage::union([&a, &b]);
+        assert_eq!(u.exercised, 3);
+        assert!(!u.never().contains(&"op.begin"));
+        assert!(u.never().contains(&"op.commit"));
+    }
+}
