@@ -58,7 +58,7 @@ pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
         setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
     let cfg = setup::config(&args.preset, &args.bounds, variant)
         .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
-    let selected = setup::properties(&args.properties)
+    let selected = setup::properties(&args.properties, &cfg.preset)
         .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
     let opts = options(args)?;
     let model = MemTx::with_properties(cfg.clone(), selected.clone());

@@ -25,6 +25,28 @@ pub enum Command {
     Bench(BenchArgs),
     /// Regenerate the reference reports in reports/ (quick, paper, the ablation matrix, manifest).
     Reference(ReferenceArgs),
+    /// Check every preset of the suite and the union of their rule coverage.
+    Suite(SuiteArgs),
+}
+
+/// `memtx suite`.
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    /// Only the presets `cargo test` runs (the same union coverage, under 2 minutes).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print one JSON object on stdout instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Write each preset's report, suite.md and suite.json into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Worker threads per check.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Directory for counterexample traces.
+    #[arg(long, value_name = "DIR", default_value = "traces")]
+    pub traces: PathBuf,
 }
 
 /// Which explorer runs a check.
@@ -117,6 +139,9 @@ pub struct CheckArgs {
     /// Print one JSON object on stdout instead of the text summary.
     #[arg(long)]
     pub json: bool,
+    /// Print the whole rule-coverage table (every rule, how often it fired, how early).
+    #[arg(long)]
+    pub coverage: bool,
 }
 
 /// `memtx replay`.

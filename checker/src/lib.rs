@@ -5,7 +5,7 @@
 //! | module | holds |
 //! |---|---|
 //! | [`cli`], [`setup`] | the command line; turning it into a checked configuration |
-//! | [`check`], [`list`], [`replaying`], [`benching`], [`reference`](mod@reference) | one module per subcommand |
+//! | [`check`], [`suite`], [`list`], [`replaying`], [`benching`], [`reference`](mod@reference) | one module per subcommand |
 //! | [`engine`] | the two explorers behind one result type |
 //! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states |
 //! | [`trace`], [`itf`], [`replay`] | counterexample traces, ITF export, re-execution |
@@ -32,5 +32,6 @@ pub mod replay;
 pub mod replaying;
 pub mod report;
 pub mod setup;
+pub mod suite;
 pub mod trace;
 pub mod two_phase_commit;

@@ -41,6 +41,11 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
                 println!("{}", result.to_json_string());
             } else {
                 print!("{}", check::render_text(&result));
+                if args.coverage {
+                    if let Some(rules) = &result.rules {
+                        print!("{}", rules.table_text());
+                    }
+                }
             }
             Ok(if result.passed() { 0 } else { 1 })
         }
@@ -55,6 +60,7 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
         Command::Replay(args) => memtx_checker::replaying::replay_command(&args),
         Command::Bench(args) => memtx_checker::benching::bench_command(&args),
         Command::Reference(args) => memtx_checker::reference::reference_command(&args),
+        Command::Suite(args) => memtx_checker::suite::suite_command(&args, line),
     }
 }
 

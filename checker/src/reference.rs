@@ -35,6 +35,7 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
         examples: false,
         itf: false,
         json: false,
+        coverage: false,
     }
 }
 

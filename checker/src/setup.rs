@@ -59,10 +59,16 @@ pub fn config(preset_name: &str, bounds: &BoundArgs, variant: Variant) -> Result
     Ok(cfg)
 }
 
-/// The selected properties (all when `keys` is empty).
-pub fn properties(keys: &[String]) -> Result<Vec<&'static PropertyDef>, String> {
+/// The selected properties: when `keys` is empty, every invariant and the examples the
+/// preset must reach ([`memtx_model::presets::examples`]: all of them but for the focused
+/// presets of the suite).
+pub fn properties(keys: &[String], preset: &str) -> Result<Vec<&'static PropertyDef>, String> {
     if keys.is_empty() {
-        return Ok(PROPERTIES.iter().collect());
+        let examples = memtx_model::presets::examples(preset);
+        return Ok(PROPERTIES
+            .iter()
+            .filter(|p| p.is_invariant() || examples.contains(&p.key))
+            .collect());
     }
     keys.iter()
         .map(|k| {

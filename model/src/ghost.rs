@@ -161,6 +161,10 @@ fn contradict(a: &Record, b: &Record) -> bool {
         && b.validity.from < a.validity.until
 }
 
+fn authority(cfg: &Config, r: &Record) -> crate::evidence::Authority {
+    cfg.bounds.sources[r.source as usize]
+}
+
 fn in_force(life: Life) -> bool {
     matches!(life, Life::Committed | Life::ActionSafe)
 }
@@ -217,11 +221,21 @@ fn judge_commits(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         let unsound = ghost_ancestors(post, id).iter().any(|a| {
             let (before, after) = (pre.record(a), post.record(a));
             let inactive = |l: Life| matches!(l, Life::Revoked | Life::Superseded | Life::Quarantined);
+            // Superseded by a record committed earlier in this step that was entitled to
+            // win against it (a higher authority, or its own source, judged after it).
+            let entitled = |w: RecordId| {
+                let winner = post.record(w);
+                // `a` was in force when `w` was judged: committed before the step, or
+                // earlier in it.
+                let a_in_force_then = !committed.contains(a) || a < w;
+                a_in_force_then
+                    && contradict(winner, after)
+                    && (authority(cfg, winner) > authority(cfg, after)
+                        || winner.source == after.source)
+            };
             let superseded_earlier = after.life() == Life::Superseded
                 && before.life() != Life::Superseded
-                && committed
-                    .iter()
-                    .any(|w| w < id && w != a && contradict(post.record(w), after));
+                && committed.iter().any(|w| w < id && w != a && entitled(w));
             (inactive(before.life()) && before.life() != Life::Tentative)
                 || before.pending_revocation
                 || matches!(after.life(), Life::Revoked | Life::Quarantined)

@@ -182,19 +182,21 @@ pub fn check_semantic_conflict(
     Ok((outranked, corrected))
 }
 
-/// Check 3b, lineage: a revoked parent aborts; a superseded or quarantined parent quarantines.
+/// Check 3b, lineage: a revoked ancestor aborts; a superseded or quarantined one quarantines.
 ///
-/// The revoked case is judged over the transitive ancestors: a committed parent never has a
-/// revoked ancestor (the cascade repairs it), but a parent read at tentative-read or raw-read may
-/// be a record staged after a retraction under a parent the cascade had quarantined, and its own
-/// lineage check has not run yet (I2).
+/// Judged over the transitive ancestors (revision 2's I13: no record commits while any
+/// transitive ancestor is inactive). A committed parent never has a revoked ancestor (the
+/// cascade repairs it), but a parent read at tentative-read or raw-read may be a record staged
+/// after a retraction under a parent the cascade had quarantined, and its own lineage check has
+/// not run yet (I2); and a parent may have superseded its own parent earlier in this commit (a
+/// correction from the same source), leaving a grandparent Superseded (found by I13 on
+/// `lineage`).
 ///
 /// Under `missed-cascade-staged` only the direct parents are judged (the paper's defect,
 /// second form).
 pub fn check_lineage(cfg: &Config, state: &State, id: RecordId) -> Result<(), Verdict> {
-    let parents = state.record(id).parents;
     let judged = if cfg.variant == Variant::MissedCascadeStaged {
-        parents
+        state.record(id).parents
     } else {
         state.ancestors(id)
     };
@@ -205,7 +207,7 @@ pub fn check_lineage(cfg: &Config, state: &State, id: RecordId) -> Result<(), Ve
         fire(Rule::PipeLineageRevoked);
         return Err(Verdict::Abort(Reason::RevokedParent));
     }
-    if parents.iter().any(|p| !state.record(p).life().is_active()) {
+    if judged.iter().any(|p| !state.record(p).life().is_active()) {
         fire(Rule::PipeLineageInactive);
         return Err(Verdict::Quarantine(Reason::InactiveParent));
     }

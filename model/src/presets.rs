@@ -11,8 +11,97 @@ use crate::evidence::{Authority, Confidence};
 use crate::record::{Kind, Scope};
 use crate::txn::{Isolation, Tier};
 
-/// The preset names, in order of size.
-pub const PRESETS: &[&str] = &["quick", "paper", "large", "full"];
+/// The preset names: the general presets in order of size, then the focused presets of the
+/// suite.
+pub const PRESETS: &[&str] = &[
+    "quick",
+    "paper",
+    "large",
+    "full",
+    "expiry",
+    "evidence",
+    "lineage",
+    "observations",
+    "isolation",
+    "scopes",
+];
+
+/// One preset of the suite (PROTOCOL.md §1, revision 2): its name, what it is for, and
+/// whether `memtx suite --quick` runs it too.
+#[derive(Clone, Copy, Debug)]
+pub struct SuiteEntry {
+    /// Preset name.
+    pub name: &'static str,
+    /// The family of rules it exists to exercise.
+    pub focus: &'static str,
+    /// Part of `memtx suite --quick` (and of `cargo test`).
+    pub quick: bool,
+}
+
+/// The examples (§9 "sometimes" properties) a check of preset `name` must reach by default.
+/// The general presets must reach all of them (non-vacuity). A focused preset's domain is
+/// cut to one family of rules, so it must reach the examples of that family only; its
+/// measure of non-vacuity is rule coverage, and the suite requires every example to be
+/// reached by some preset.
+pub fn examples(name: &str) -> &'static [&'static str] {
+    const ALL: &[&str] = &["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9"];
+    match name {
+        "expiry" => &["E1", "E3", "E5"],
+        "evidence" => &["E1", "E4"],
+        "lineage" => &["E2", "E3", "E4", "E5", "E6", "E7"],
+        "observations" => &["E1", "E2", "E4", "E6", "E8"],
+        "isolation" => &["E1", "E2", "E3"],
+        "scopes" => &["E1", "E6"],
+        _ => ALL,
+    }
+}
+
+/// The suite: presets that together exercise every rule of the protocol, each exhaustively
+/// (`memtx suite` runs them and fails when a rule is exercised by none). The focused presets
+/// propose every operation of their domain in every state ([`Enumeration::Wide`]), so that
+/// every part of every enabling condition gets its chance to refuse.
+pub const SUITE: &[SuiteEntry] = &[
+    SuiteEntry {
+        name: "quick",
+        focus: "the paper's domain with one agent: every example of §9, every variant's violation",
+        quick: true,
+    },
+    SuiteEntry {
+        name: "paper",
+        focus: "the paper's domain with two agents: stale writes and isolation across agents",
+        quick: false,
+    },
+    SuiteEntry {
+        name: "expiry",
+        focus: "the clock: ticks, short and future validities, expired support and reviews",
+        quick: true,
+    },
+    SuiteEntry {
+        name: "evidence",
+        focus: "low-confidence writes from low, mid and high sources; the low tier",
+        quick: true,
+    },
+    SuiteEntry {
+        name: "lineage",
+        focus: "parented beliefs, Profiles, revocations under review; every enabling refusal",
+        quick: true,
+    },
+    SuiteEntry {
+        name: "observations",
+        focus: "raw observations, Adopt, raw-read isolation",
+        quick: true,
+    },
+    SuiteEntry {
+        name: "isolation",
+        focus: "two agents reading each other's staging at every isolation level",
+        quick: true,
+    },
+    SuiteEntry {
+        name: "scopes",
+        focus: "Private, Shared and Public scopes and their inheritance",
+        quick: true,
+    },
+];
 
 /// Does preset `name` run with symmetry reduction (interchangeable agents) unless the user
 /// turns it off? Only `large`: its three agents make the unreduced space about six times the
@@ -47,6 +136,18 @@ pub fn preset(name: &str, variant: Variant) -> Option<Config> {
         "paper" => (bounds(2, 3, 0), quick_domain()),
         "large" => (bounds(3, 3, 0), quick_domain()),
         "full" => (bounds(2, 4, 1), full_domain(3)),
+        "expiry" => (bounds(1, 3, 1), expiry_domain()),
+        "evidence" => (
+            Bounds {
+                sources: vec![Authority::Low, Authority::Mid, Authority::High],
+                ..bounds(1, 3, 0)
+            },
+            evidence_domain(),
+        ),
+        "lineage" => (bounds(1, 3, 0), lineage_domain()),
+        "observations" => (bounds(1, 3, 0), observations_domain()),
+        "isolation" => (bounds(2, 3, 0), isolation_domain()),
+        "scopes" => (bounds(1, 3, 0), scopes_domain()),
         _ => return None,
     };
     Some(Config {
@@ -54,6 +155,135 @@ pub fn preset(name: &str, variant: Variant) -> Option<Config> {
         bounds,
         domain,
         variant,
+    })
+}
+
+fn shape(source: u8, confidence: Confidence, scope: Scope) -> WriteShape {
+    WriteShape {
+        source,
+        confidence,
+        scope,
+    }
+}
+
+fn shared(source: u8) -> WriteShape {
+    shape(source, Confidence::High, Scope::Shared)
+}
+
+/// A focused domain: nothing enumerated but what `f` sets, every operation proposed.
+fn focused(f: impl FnOnce(&mut Domain)) -> Domain {
+    let mut d = Domain {
+        tiers: vec![Tier::Medium, Tier::ExternalAction],
+        isolations: vec![Isolation::CommittedRead],
+        stage_kinds: vec![Kind::Belief],
+        writes: vec![shared(0), shared(1)],
+        view_scopes: vec![Scope::Shared],
+        validities: vec![ValidityShape::Open],
+        belief_parents: 0,
+        view_parents: 1,
+        support: 1,
+        observe: false,
+        reversible_calls: false,
+        revocations: false,
+        reviews: false,
+        enumeration: Enumeration::Wide,
+    };
+    f(&mut d);
+    d
+}
+
+/// `expiry`: one tick; beliefs valid now, for one tick, or from the next tick; two equal
+/// sources (a review that expires before the reviewer keeps it); ActionSafe support that
+/// expires, or is revoked, before an irreversible call.
+fn expiry_domain() -> Domain {
+    focused(|d| {
+        d.validities = vec![
+            ValidityShape::Open,
+            ValidityShape::OneTick,
+            ValidityShape::FromNextTick,
+        ];
+        d.reviews = true;
+        d.revocations = true;
+    })
+}
+
+/// `evidence`: low-confidence writes from a low, a mid and a high source (the evidence check
+/// fails, or passes on authority alone), one confident mid write, the low tier, and
+/// revalidation of what the check quarantined.
+fn evidence_domain() -> Domain {
+    focused(|d| {
+        d.tiers = vec![Tier::Low, Tier::ExternalAction];
+        d.writes = vec![
+            shape(0, Confidence::Low, Scope::Shared),
+            shape(1, Confidence::Low, Scope::Shared),
+            shape(2, Confidence::Low, Scope::Shared),
+            shared(1),
+        ];
+        d.support = 0;
+    })
+}
+
+/// `lineage`: beliefs with a parent, Summaries and Profiles, a private source, revocations and
+/// reviews: lineage and dependency-stability outcomes, permission laundering through a
+/// belief, the cascade below a view, and every refusal of `Resolve(keep)` but expiry.
+fn lineage_domain() -> Domain {
+    focused(|d| {
+        d.stage_kinds = vec![Kind::Belief, Kind::Summary, Kind::Profile];
+        d.writes = vec![
+            shared(0),
+            shape(1, Confidence::High, Scope::Private),
+            shared(2),
+        ];
+        d.belief_parents = 1;
+        d.revocations = true;
+        d.reviews = true;
+        d.reversible_calls = true;
+        d.tiers = vec![Tier::Medium];
+    })
+}
+
+/// `observations`: raw observations (a shared and a private one), adopted at raw-read or
+/// refused at committed-read.
+fn observations_domain() -> Domain {
+    focused(|d| {
+        d.observe = true;
+        d.isolations = vec![Isolation::RawRead, Isolation::CommittedRead];
+        d.writes = vec![shared(0), shape(2, Confidence::High, Scope::Private)];
+        d.stage_kinds = vec![Kind::Belief, Kind::Summary];
+        d.tiers = vec![Tier::Medium];
+    })
+}
+
+/// `isolation`: two agents; every isolation level but action-safe-read for the medium tier;
+/// views over another agent's staging; revocations (a cascade reaching another transaction's
+/// staged records).
+fn isolation_domain() -> Domain {
+    focused(|d| {
+        d.isolations = vec![
+            Isolation::RawRead,
+            Isolation::TentativeRead,
+            Isolation::ValidatedRead,
+            Isolation::CommittedRead,
+        ];
+        d.stage_kinds = vec![Kind::Belief, Kind::Summary];
+        d.writes = vec![shared(0)];
+        d.revocations = true;
+        d.tiers = vec![Tier::Medium];
+        d.support = 0;
+    })
+}
+
+/// `scopes`: Private, Shared and Public writes and views, and their inheritance.
+fn scopes_domain() -> Domain {
+    focused(|d| {
+        d.writes = vec![
+            shape(0, Confidence::High, Scope::Private),
+            shape(0, Confidence::High, Scope::Public),
+        ];
+        d.stage_kinds = vec![Kind::Belief, Kind::Summary];
+        d.view_scopes = vec![Scope::Shared, Scope::Public];
+        d.tiers = vec![Tier::Medium];
+        d.support = 0;
     })
 }
 

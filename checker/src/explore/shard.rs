@@ -498,6 +498,11 @@ where
         mut coordinator: Option<&mut Coordinator<'_>>,
     ) -> Result<Shard, Poisoned> {
         let mut pending = lock(&self.cx.shared.decision).pending.clone();
+        if let Some(probe) = self.cx.coverage {
+            // Forget whatever this thread fired before the exploration (another run, a
+            // path rebuilt, a trace read): only steps taken here are counted.
+            probe();
+        }
         loop {
             self.tally.start_level(self.level);
             self.expand_level(&pending, coordinator.as_deref_mut())?;
