@@ -98,6 +98,30 @@ pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
             Matrix::from_reports(&reports).to_markdown()
         ));
     }
+    // The focused presets of the suite, under the protocol: pinned too, and with --paper the
+    // whole suite's report (its union coverage) beside them.
+    let mut suite_reports = Vec::new();
+    for entry in memtx_model::presets::SUITE {
+        let ran = matches!(entry.name, "quick" | "paper");
+        if ran && !presets.contains(&entry.name) {
+            continue;
+        }
+        let stem = args.out.join(format!("{}-memtx.json", entry.name));
+        let r = if ran {
+            RunReport::read_json(&stem)?
+        } else {
+            run_and_write(entry.name, "memtx", args, &mut manifest)?
+        };
+        suite_reports.push(r);
+    }
+    if args.paper {
+        let suite = crate::suite::SuiteReport::from_reports(
+            suite_reports,
+            false,
+            "memtx suite --report reports",
+        );
+        write_atomic(&args.out.join("suite.md"), suite.to_markdown().as_bytes())?;
+    }
     write_atomic(&args.out.join("ablation-matrix.md"), md.as_bytes())?;
     write_regressions_readme(&args.traces)?;
     manifest.save(&manifest_path)?;

@@ -55,50 +55,58 @@ pub fn run_suite(args: &SuiteArgs, command: &str) -> Result<SuiteReport, UserErr
         }
         presets.push(check(&preset_args(entry.name, args), command)?);
     }
-    let union = RuleCoverage::union(presets.iter().filter_map(|r| r.rules.as_ref()));
-    let mut failures = Vec::new();
-    for r in &presets {
-        if !r.coverage.is_exhaustive() {
-            failures.push(format!("{}: {}", r.config.preset, r.coverage));
-        }
-        for p in r.properties.iter().filter(|p| p.verdict.is_failure()) {
-            failures.push(format!("{}: {} {}", r.config.preset, p.key, p.verdict));
-        }
-    }
-    let examples_missing: Vec<String> = PROPERTIES
-        .iter()
-        .filter(|p| !p.is_invariant())
-        .filter(|p| {
-            !presets.iter().any(|r| {
-                r.property(p.key)
-                    .is_some_and(|o| o.verdict == Verdict::ExampleFound)
-            })
-        })
-        .map(|p| p.key.to_string())
-        .collect();
-    if !examples_missing.is_empty() {
-        failures.push(format!(
-            "examples reached by no preset: {}",
-            examples_missing.join(", ")
-        ));
-    }
-    let never = union.never();
-    if !never.is_empty() {
-        failures.push(format!("rules exercised by no preset: {}", never.join(", ")));
-    }
-    Ok(SuiteReport {
-        tool: crate::trace::tool_id(),
-        command: command.to_string(),
-        quick: args.quick,
-        presets,
-        union,
-        examples_missing,
-        result: if failures.is_empty() { "pass" } else { "fail" }.into(),
-        failures,
-    })
+    Ok(SuiteReport::from_reports(presets, args.quick, command))
 }
 
 impl SuiteReport {
+    /// The suite's verdict over the checks of its presets (in suite order).
+    pub fn from_reports(presets: Vec<RunReport>, quick: bool, command: &str) -> SuiteReport {
+        let union = RuleCoverage::union(presets.iter().filter_map(|r| r.rules.as_ref()));
+        let mut failures = Vec::new();
+        for r in &presets {
+            if !r.coverage.is_exhaustive() {
+                failures.push(format!("{}: {}", r.config.preset, r.coverage));
+            }
+            for p in r.properties.iter().filter(|p| p.verdict.is_failure()) {
+                failures.push(format!("{}: {} {}", r.config.preset, p.key, p.verdict));
+            }
+        }
+        let examples_missing: Vec<String> = PROPERTIES
+            .iter()
+            .filter(|p| !p.is_invariant())
+            .filter(|p| {
+                !presets.iter().any(|r| {
+                    r.property(p.key)
+                        .is_some_and(|o| o.verdict == Verdict::ExampleFound)
+                })
+            })
+            .map(|p| p.key.to_string())
+            .collect();
+        if !examples_missing.is_empty() {
+            failures.push(format!(
+                "examples reached by no preset: {}",
+                examples_missing.join(", ")
+            ));
+        }
+        let never = union.never();
+        if !never.is_empty() {
+            failures.push(format!(
+                "rules exercised by no preset: {}",
+                never.join(", ")
+            ));
+        }
+        SuiteReport {
+            tool: crate::trace::tool_id(),
+            command: command.to_string(),
+            quick,
+            presets,
+            union,
+            examples_missing,
+            result: if failures.is_empty() { "pass" } else { "fail" }.into(),
+            failures,
+        }
+    }
+
     /// Did the suite pass?
     pub fn passed(&self) -> bool {
         self.failures.is_empty()
@@ -125,7 +133,11 @@ impl SuiteReport {
             self.presets.len()
         );
         let keys: Vec<&str> = PROPERTIES.iter().map(|p| p.key).collect();
-        let _ = write!(out, "{:<13} {:>11} {:>5} {:>7}", "preset", "states", "depth", "secs");
+        let _ = write!(
+            out,
+            "{:<13} {:>11} {:>5} {:>7}",
+            "preset", "states", "depth", "secs"
+        );
         for k in &keys {
             let _ = write!(out, " {k:>4}");
         }

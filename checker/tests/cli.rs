@@ -71,7 +71,7 @@ fn quick_check_json_parses_with_a_verdict_per_property() {
     let v: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("stdout is one JSON object");
     let props = v["properties"].as_array().unwrap();
-    assert_eq!(props.len(), 18);
+    assert_eq!(props.len(), 23);
     assert!(props.iter().all(|p| p["verdict"].is_string()));
     assert_eq!(v["coverage"]["status"], "exhaustive");
     assert!(v["unique_states"].as_u64().unwrap() > 100_000);
@@ -265,15 +265,29 @@ fn list_names_every_property_variant_and_preset() {
     let out = memtx(&["list", "--json"], &dir);
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["properties"].as_array().unwrap().len(), 18);
-    assert_eq!(v["variants"].as_array().unwrap().len(), 9);
+    assert_eq!(v["properties"].as_array().unwrap().len(), 23);
+    assert_eq!(v["variants"].as_array().unwrap().len(), 11);
     let presets: Vec<&str> = v["presets"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(presets, ["quick", "paper", "large", "full"]);
+    assert_eq!(
+        presets,
+        [
+            "quick",
+            "paper",
+            "large",
+            "full",
+            "expiry",
+            "evidence",
+            "lineage",
+            "observations",
+            "isolation",
+            "scopes"
+        ]
+    );
 }
 
 #[test]
@@ -298,8 +312,22 @@ fn bench_runs_each_measurement_in_its_own_process_and_compares_engines() {
         String::from_utf8_lossy(&out.stderr)
     );
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("| memtx fast | 1 | 372349 |"), "{table}");
-    assert!(table.contains("| stateright BFS | 1 | 372349 |"), "{table}");
+    let pinned = memtx_checker::report::Manifest::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/manifest.json"),
+    )
+    .expect("reports/manifest.json");
+    let quick = pinned
+        .get("quick", memtx_model::Variant::Memtx, false)
+        .expect("quick × memtx is pinned")
+        .unique;
+    assert!(
+        table.contains(&format!("| memtx fast | 1 | {quick} |")),
+        "{table}"
+    );
+    assert!(
+        table.contains(&format!("| stateright BFS | 1 | {quick} |")),
+        "{table}"
+    );
     assert!(table.contains("| memtx fast | 1 | 288 |"), "{table}");
     assert!(table.contains("| stateright BFS | 1 | 288 |"), "{table}");
     assert!(!table.contains("disagree"), "{table}");

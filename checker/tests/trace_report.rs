@@ -56,6 +56,7 @@ fn report(variant: Variant, broken: &[&str]) -> RunReport {
         visited_bytes_per_state: Some(16.0),
         parent_log_bytes_per_state: Some(12.0),
         coverage: Coverage::Exhaustive,
+        rules: None,
         properties,
     }
 }
@@ -124,7 +125,7 @@ fn ablation_matrix() {
     let m = Matrix::from_reports(&reports);
     assert_eq!(
         m.properties,
-        ["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9"]
+        ["I1", "I2", "I3", "I4", "I5", "I6", "I7", "I8", "I9", "I10", "I11", "I12", "I13", "I14"]
     );
     assert_eq!(m.rows.len(), 3);
     assert_eq!(m.rows[1].cells[1].text(), "violated (len 6)");

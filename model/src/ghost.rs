@@ -220,7 +220,8 @@ fn judge_commits(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         }
         let unsound = ghost_ancestors(post, id).iter().any(|a| {
             let (before, after) = (pre.record(a), post.record(a));
-            let inactive = |l: Life| matches!(l, Life::Revoked | Life::Superseded | Life::Quarantined);
+            let inactive =
+                |l: Life| matches!(l, Life::Revoked | Life::Superseded | Life::Quarantined);
             // Superseded by a record committed earlier in this step that was entitled to
             // win against it (a higher authority, or its own source, judged after it).
             let entitled = |w: RecordId| {
@@ -283,10 +284,7 @@ fn judge_supersessions(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         bad |= !legit;
     }
     if let Op::Commit { .. } = op {
-        for w in winners
-            .iter()
-            .filter(|&w| in_force(post.record(w).life()))
-        {
+        for w in winners.iter().filter(|&w| in_force(post.record(w).life())) {
             let winner = post.record(w);
             bad |= pre.ids().any(|x| {
                 let rival = pre.record(x);
@@ -301,8 +299,7 @@ fn judge_supersessions(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
                     && !displaced_earlier
                     && contradict(winner, rival)
                     && (authority(rival) > authority(winner)
-                        || (authority(rival) == authority(winner)
-                            && rival.source != winner.source))
+                        || (authority(rival) == authority(winner) && rival.source != winner.source))
             });
         }
     }
@@ -332,9 +329,7 @@ fn judge_retractions(pre: &State, post: &mut State) {
         let r = post.record(d);
         match r.kind {
             Kind::Belief => r.life() != Life::Revoked,
-            Kind::Summary | Kind::Profile => {
-                !matches!(r.life(), Life::Quarantined | Life::Revoked)
-            }
+            Kind::Summary | Kind::Profile => !matches!(r.life(), Life::Quarantined | Life::Revoked),
             Kind::ReversibleAction => r.effect != Some(Effect::Compensated),
             Kind::IrreversibleAction => r.effect != Some(Effect::Leaked),
         }
@@ -371,7 +366,10 @@ fn judge_review_keep(pre: &State, id: RecordId, post: &mut State) {
     };
     let stale = pre.ids().any(|x| {
         let o = pre.record(x);
-        x != id && in_force(o.life()) && contradict(kept, o) && o.seq.is_some_and(|s| s >= staged_from)
+        x != id
+            && in_force(o.life())
+            && contradict(kept, o)
+            && o.seq.is_some_and(|s| s >= staged_from)
     });
     if stale {
         post.ghost.violate(7);
@@ -398,8 +396,7 @@ fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
 
 /// I1 and I9, at the moment an irreversible call executes.
 fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mut State) {
-    let (Some(tx), Some(gtx)) = (pre.txns()[agent as usize], pre.ghost.txns[agent as usize])
-    else {
+    let (Some(tx), Some(gtx)) = (pre.txns()[agent as usize], pre.ghost.txns[agent as usize]) else {
         return;
     };
     if !safe_to_act(pre, &gtx, tx.tier, support) {

@@ -163,6 +163,10 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
         };
         if free {
             stage_ops(cfg, state, agent, readable, out);
+        }
+        // Adopting takes no new record id (found by model/tests/enumeration.rs: proposing
+        // it only when an id was free hid adoptions into a full state).
+        if d.observe || wide {
             for id in readable.iter() {
                 if wide || state.record(id).life() == Life::Raw {
                     out.push(Op::Adopt { agent, record: id });
@@ -230,7 +234,11 @@ fn stage_ops(cfg: &Config, state: &State, agent: u8, readable: RecordSet, out: &
     let now = state.clock;
     for &kind in &d.stage_kinds {
         if kind.is_view() {
-            let fewest = if d.enumeration == Enumeration::Wide { 0 } else { 1 };
+            let fewest = if d.enumeration == Enumeration::Wide {
+                0
+            } else {
+                1
+            };
             for &scope in &d.view_scopes {
                 for parents in subsets(readable, d.view_parents, fewest) {
                     out.push(Op::Stage {

@@ -672,9 +672,7 @@ fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 6]
     [
         (r.validity.contains(state.clock), Rule::EnKeepExpired),
         (
-            ancestors
-                .iter()
-                .all(|a| state.record(a).life().is_active()),
+            ancestors.iter().all(|a| state.record(a).life().is_active()),
             Rule::EnKeepLineage,
         ),
         (
@@ -682,7 +680,9 @@ fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 6]
             Rule::EnKeepPermission,
         ),
         (
-            ancestors.iter().all(|a| !state.record(a).pending_revocation),
+            ancestors
+                .iter()
+                .all(|a| !state.record(a).pending_revocation),
             Rule::EnKeepUnstable,
         ),
         (

@@ -45,7 +45,12 @@ pub fn run(cfg: &Config, state: &State, id: RecordId, ctx: CommitContext) -> Ver
 }
 
 /// The checks in order; `Err` holds the verdict of the first that fails.
-fn checks(cfg: &Config, state: &State, id: RecordId, ctx: CommitContext) -> Result<Verdict, Verdict> {
+fn checks(
+    cfg: &Config,
+    state: &State,
+    id: RecordId,
+    ctx: CommitContext,
+) -> Result<Verdict, Verdict> {
     check_evidence(cfg, state, id)?;
     check_validity(state, id, ctx.now)?;
     let (outranked, corrected) = check_semantic_conflict(cfg, state, id, ctx)?;

@@ -199,21 +199,22 @@ pub fn action_safety_gating(_: &MemTx, s: &State) -> bool {
 /// descendant repaired by type, the staged records of other open transactions included
 /// (ghost: judged on each retracting step).
 pub fn cascade_repair_completeness(_: &MemTx, s: &State) -> bool {
-    !s.ghost.is_violated(2) && s.ids().all(|id| {
-        let r = s.record(id);
-        let tainted = s
-            .ancestors(id)
-            .iter()
-            .any(|a| s.record(a).life() == Life::Revoked);
-        if !tainted {
-            return true;
-        }
-        match r.kind {
-            Kind::ReversibleAction => r.effect == Some(Effect::Compensated),
-            Kind::IrreversibleAction => r.effect == Some(Effect::Leaked),
-            Kind::Belief | Kind::Summary | Kind::Profile => !r.life().is_committed(),
-        }
-    })
+    !s.ghost.is_violated(2)
+        && s.ids().all(|id| {
+            let r = s.record(id);
+            let tainted = s
+                .ancestors(id)
+                .iter()
+                .any(|a| s.record(a).life() == Life::Revoked);
+            if !tainted {
+                return true;
+            }
+            match r.kind {
+                Kind::ReversibleAction => r.effect == Some(Effect::Compensated),
+                Kind::IrreversibleAction => r.effect == Some(Effect::Leaked),
+                Kind::Belief | Kind::Summary | Kind::Profile => !r.life().is_committed(),
+            }
+        })
 }
 
 /// I3 no permission laundering: a committed record's scope is no wider than the narrowest scope

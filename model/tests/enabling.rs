@@ -12,16 +12,19 @@ mod common;
 use common::*;
 use memtx_model::ops::{Op, Refusal};
 use memtx_model::record::{Kind, Reason, Scope};
+use memtx_model::rules::Rule;
 use memtx_model::txn::{visible, Isolation, Tier};
 use memtx_model::{Life, Variant};
 
+/// A malformed operation (an id outside the bounds): a guard against user input, not a rule.
 fn disabled(why: &'static str) -> Refusal {
     Refusal::Disabled(why)
 }
 
-const NO_TXN: &str = "the agent has no open transaction";
-const NOT_VISIBLE: &str = "a declared parent is not visible to the transaction";
-const NO_FREE_ID: &str = "no free record id";
+/// The refusal of the enabling-condition part `rule` (its statement is the reason given).
+fn by(rule: Rule) -> Refusal {
+    Refusal::Disabled(rule.statement())
+}
 
 /// The wide configuration with only `records` record slots.
 fn with_records(records: u8) -> Scenario {
@@ -37,7 +40,7 @@ fn tick_is_disabled_at_the_bound() {
         .step(tick())
         .step(tick())
         .expect(|s| assert_eq!(s.clock, 3))
-        .refused(tick(), disabled("the clock is at its bound"))
+        .refused(tick(), by(Rule::EnTickBound))
         .finish();
 }
 
@@ -63,7 +66,10 @@ fn observe_needs_a_free_record_id_and_known_parameters() {
         .step(observe(MID_A, 0, 0, Scope::Shared, 0))
         .expect_record(0, Life::Raw, None)
         .expect(|s| assert_eq!(s.record(0).writer, None, "outside any transaction"))
-        .refused(observe(MID_A, 0, 1, Scope::Shared, 0), disabled(NO_FREE_ID))
+        .refused(
+            observe(MID_A, 0, 1, Scope::Shared, 0),
+            by(Rule::EnObserveFree),
+        )
         .finish();
 }
 
@@ -72,10 +78,7 @@ fn begin_is_disabled_for_an_agent_with_an_open_transaction() {
     scenario("begin twice")
         .refused(begin_medium(4), disabled("no such agent"))
         .step(begin_medium(0))
-        .refused(
-            begin_external(0),
-            disabled("the agent already has an open transaction"),
-        )
+        .refused(begin_external(0), by(Rule::EnBeginOpen))
         .step(begin_medium(1))
         .finish();
 }
@@ -91,10 +94,10 @@ fn begin_of_an_external_action_transaction_reads_action_safe() {
 #[test]
 fn stage_needs_an_open_transaction_and_a_free_record_id() {
     with_records(1)
-        .refused(belief(0, 0, 0), disabled(NO_TXN))
+        .refused(belief(0, 0, 0), by(Rule::EnStageNoTxn))
         .step(begin_medium(0))
         .step(belief(0, 0, 0))
-        .refused(belief(0, 1, 0), disabled(NO_FREE_ID))
+        .refused(belief(0, 1, 0), by(Rule::EnStageFree))
         .finish();
 }
 
@@ -106,10 +109,7 @@ fn stage_refuses_malformed_records() {
             belief(0, 0, 0).kind(Kind::IrreversibleAction),
             disabled("tool actions are created by CallTool, not staged"),
         )
-        .refused(
-            summary(0, &[]),
-            disabled("a view needs at least one parent"),
-        )
+        .refused(summary(0, &[]), by(Rule::EnStageViewParent))
         .refused(
             belief(0, 0, 0).valid(1, 1),
             disabled("empty validity interval"),
@@ -128,10 +128,16 @@ fn stage_parents_must_be_visible() {
         .step(belief(0, 0, 0)) // r0: a0's staging
         .step(begin_medium(1))
         // Another transaction's staging is not in a1's committed-read snapshot.
-        .refused(belief(1, 1, 0).parents(&[0]), disabled(NOT_VISIBLE))
+        .refused(
+            belief(1, 1, 0).parents(&[0]),
+            by(Rule::EnStageParentVisible),
+        )
         .step(commit(0))
         // Committed after a1's snapshot was taken: still not visible to a1.
-        .refused(belief(1, 1, 0).parents(&[0]), disabled(NOT_VISIBLE))
+        .refused(
+            belief(1, 1, 0).parents(&[0]),
+            by(Rule::EnStageParentVisible),
+        )
         .step(abort(1))
         .step(begin_medium(1))
         .step(belief(1, 1, 0).parents(&[0]))
@@ -154,7 +160,7 @@ fn a_private_record_of_another_owner_is_not_visible() {
             assert!(!visible(&cfg, s, 1, 0), "but not permitted to a1");
             assert!(visible(&cfg, s, 0, 0), "its owner sees it");
         })
-        .refused(summary(1, &[0]).private(), disabled(NOT_VISIBLE))
+        .refused(summary(1, &[0]).private(), by(Rule::EnStageParentVisible))
         .step(summary(0, &[0]).private())
         .finish();
 }
@@ -164,22 +170,16 @@ fn adopt_needs_a_visible_raw_record() {
     scenario("adopt")
         .step(observe(MID_A, 0, 0, Scope::Private, 1)) // r0: private to a1
         .step(observe(MID_A, 1, 0, Scope::Shared, 1)) // r1
-        .refused(adopt(0, 1), disabled(NO_TXN))
+        .refused(adopt(0, 1), by(Rule::EnAdoptNoTxn))
         .step(begin_medium(0))
         // A committed-read snapshot holds no Raw record.
-        .refused(
-            adopt(0, 1),
-            disabled("the Raw record is not visible to the transaction"),
-        )
+        .refused(adopt(0, 1), by(Rule::EnAdoptNotVisible))
         .step(abort(0))
         .step(begin(0, Tier::Medium, Isolation::RawRead))
-        .refused(
-            adopt(0, 0),
-            disabled("the Raw record is not visible to the transaction"),
-        )
+        .refused(adopt(0, 0), by(Rule::EnAdoptNotVisible))
         .step(adopt(0, 1))
         .expect(|s| assert_eq!(s.record(1).writer, Some(0)))
-        .refused(adopt(0, 1), disabled("only a Raw record can be adopted"))
+        .refused(adopt(0, 1), by(Rule::EnAdoptNotRaw))
         .step(commit(0))
         .expect_record(1, Life::Committed, None)
         .finish();
@@ -188,36 +188,30 @@ fn adopt_needs_a_visible_raw_record() {
 #[test]
 fn commit_and_abort_need_an_open_transaction() {
     scenario("commit without transaction")
-        .refused(commit(0), disabled(NO_TXN))
-        .refused(abort(0), disabled(NO_TXN))
+        .refused(commit(0), by(Rule::EnCommitNoTxn))
+        .refused(abort(0), by(Rule::EnAbortNoTxn))
         .refused(commit(7), disabled("no such agent"))
         .step(begin_medium(0))
         .step(commit(0))
-        .refused(commit(0), disabled(NO_TXN))
+        .refused(commit(0), by(Rule::EnCommitNoTxn))
         .finish();
 }
 
 #[test]
 fn call_tool_needs_a_transaction_a_free_id_and_visible_support_in_force() {
     with_records(3)
-        .refused(reversible(0, &[]), disabled(NO_TXN))
+        .refused(reversible(0, &[]), by(Rule::EnCallNoTxn))
         .step(begin_medium(0))
         .step(belief(0, 0, 0))
-        .refused(
-            reversible(0, &[0]),
-            disabled("a declared support record is not Committed or ActionSafe"),
-        )
+        .refused(reversible(0, &[0]), by(Rule::EnCallReversibleNotInForce))
         .step(commit(0))
         .step(begin_medium(1))
         .step(begin_medium(0))
         .step(belief(0, 1, 0).private())
         .step(commit(0))
-        .refused(
-            reversible(1, &[1]),
-            disabled("a declared support record is not visible to the transaction"),
-        )
+        .refused(reversible(1, &[1]), by(Rule::EnCallSupportVisible))
         .step(reversible(1, &[0]))
-        .refused(reversible(1, &[0]), disabled(NO_FREE_ID))
+        .refused(reversible(1, &[0]), by(Rule::EnCallFree))
         .finish();
 }
 
@@ -227,23 +221,14 @@ fn request_revocation_needs_a_record_in_force_not_already_pending() {
         .refused(request_revocation(0), disabled("no such record"))
         .step(begin_medium(0))
         .step(belief(0, 0, 0))
-        .refused(
-            request_revocation(0),
-            disabled("only a Committed or ActionSafe record can be revoked"),
-        )
+        .refused(request_revocation(0), by(Rule::EnRequestNotCommitted))
         .step(commit(0))
         .step(request_revocation(0))
         .expect(|s| assert!(s.record(0).pending_revocation))
-        .refused(
-            request_revocation(0),
-            disabled("a revocation is already pending"),
-        )
+        .refused(request_revocation(0), by(Rule::EnRequestPending))
         .step(begin_medium(0))
         .step(reversible(0, &[]))
-        .refused(
-            request_revocation(1),
-            disabled("tool actions are repaired by cascade, not revoked"),
-        )
+        .refused(request_revocation(1), by(Rule::EnRequestAction))
         .finish();
 }
 
@@ -253,11 +238,11 @@ fn apply_revocation_needs_a_pending_revocation() {
         .step(begin_medium(0))
         .step(belief(0, 0, 0))
         .step(commit(0))
-        .refused(apply_revocation(0), disabled("no revocation is pending"))
+        .refused(apply_revocation(0), by(Rule::EnApplyNotPending))
         .step(request_revocation(0))
         .step(apply_revocation(0))
         .expect_record(0, Life::Revoked, Some(Reason::Revocation))
-        .refused(apply_revocation(0), disabled("no revocation is pending"))
+        .refused(apply_revocation(0), by(Rule::EnApplyNotPending))
         .finish();
 }
 
@@ -270,15 +255,9 @@ fn revalidate_needs_a_quarantined_belief_with_active_ancestors_and_its_owners_tr
         .step(summary(0, &[0])) // r2
         .step(commit(0))
         .expect_record(1, Life::Quarantined, Some(Reason::Evidence))
-        .refused(
-            revalidate(0),
-            disabled("only a Quarantined record is revalidated"),
-        )
-        .refused(
-            revalidate(2),
-            disabled("only a belief is revalidated (views are rebuilt)"),
-        )
-        .refused(revalidate(1), disabled("the owner has no open transaction"))
+        .refused(revalidate(0), by(Rule::EnRevalidateNotQuarantined))
+        .refused(revalidate(2), by(Rule::EnRevalidateNotBelief))
+        .refused(revalidate(1), by(Rule::EnRevalidateNoTxn))
         .step(begin_medium(0))
         .step(revalidate(1))
         .expect_record(1, Life::Tentative, None)
@@ -292,7 +271,7 @@ fn revalidate_needs_a_quarantined_belief_with_active_ancestors_and_its_owners_tr
         .step(commit(0))
         .expect_life(0, Life::Superseded)
         .step(begin_medium(0))
-        .refused(revalidate(1), disabled("an ancestor is not active"))
+        .refused(revalidate(1), by(Rule::EnRevalidateAncestor))
         .finish();
 }
 
@@ -305,15 +284,15 @@ fn rebuild_needs_a_quarantined_view_with_an_active_parent_and_its_owners_transac
         .step(summary(0, &[0, 1])) // r2
         .step(summary(0, &[0])) // r3
         .step(commit(0))
-        .refused(rebuild(2), disabled("only a Quarantined view is rebuilt"))
-        .refused(rebuild(0), disabled("only a view is rebuilt"))
+        .refused(rebuild(2), by(Rule::EnRebuildNotQuarantined))
+        .refused(rebuild(0), by(Rule::EnRebuildNotView))
         .step(request_revocation(0))
         .step(apply_revocation(0))
         .expect_record(2, Life::Quarantined, Some(Reason::Rebuild))
         .expect_record(3, Life::Quarantined, Some(Reason::Rebuild))
-        .refused(rebuild(2), disabled("the owner has no open transaction"))
+        .refused(rebuild(2), by(Rule::EnRebuildNoTxn))
         .step(begin_medium(0))
-        .refused(rebuild(3), disabled("no parent of the view is active"))
+        .refused(rebuild(3), by(Rule::EnRebuildNoParent))
         .step(rebuild(2))
         .expect_record(2, Life::Tentative, None)
         .expect(|s| assert_eq!(s.record(2).parents, set(&[1]), "the revoked r0 is dropped"))
@@ -344,18 +323,12 @@ fn under_review() -> Scenario {
 #[test]
 fn resolve_keep_commits_the_record_and_supersedes_its_rival() {
     under_review()
-        .refused(
-            resolve(0, true),
-            disabled("only a record quarantined for review is resolved"),
-        )
+        .refused(resolve(0, true), by(Rule::EnResolveNotReview))
         .step(resolve(1, true))
         .expect_record(1, Life::Committed, None)
         .expect_record(0, Life::Superseded, Some(Reason::SupersededByReview))
         .expect(|s| assert_eq!(s.record(1).seq, Some(1)))
-        .refused(
-            resolve(1, true),
-            disabled("only a record quarantined for review is resolved"),
-        )
+        .refused(resolve(1, true), by(Rule::EnResolveNotReview))
         .finish();
 }
 
@@ -375,14 +348,8 @@ fn resolve_is_only_for_review_quarantines() {
         .step(belief(0, 0, 0).low_confidence())
         .step(commit(0))
         .expect_record(0, Life::Quarantined, Some(Reason::Evidence))
-        .refused(
-            resolve(0, true),
-            disabled("only a record quarantined for review is resolved"),
-        )
-        .refused(
-            resolve(0, false),
-            disabled("only a record quarantined for review is resolved"),
-        )
+        .refused(resolve(0, true), by(Rule::EnResolveNotReview))
+        .refused(resolve(0, false), by(Rule::EnResolveNotReview))
         .finish();
 }
 
@@ -398,7 +365,7 @@ fn resolve_keep_needs_a_valid_record_with_stable_ancestors() {
         .step(commit(0))
         .expect_record(1, Life::Quarantined, Some(Reason::Review))
         .step(tick())
-        .refused(resolve(1, true), disabled("the record is no longer valid"))
+        .refused(resolve(1, true), by(Rule::EnKeepExpired))
         .step(resolve(1, false))
         .finish();
     // An ancestor is pending revocation.
@@ -412,10 +379,7 @@ fn resolve_keep_needs_a_valid_record_with_stable_ancestors() {
         .step(commit(0))
         .expect_record(2, Life::Quarantined, Some(Reason::Review))
         .step(request_revocation(1))
-        .refused(
-            resolve(2, true),
-            disabled("an ancestor is inactive or pending revocation"),
-        )
+        .refused(resolve(2, true), by(Rule::EnKeepUnstable))
         .finish();
 }
 
@@ -432,12 +396,7 @@ fn resolve_keep_may_not_launder_permissions() {
         .step(belief(0, 0, 1).source(MID_B).parents(&[0]))
         .step(commit(0))
         .expect_record(1, Life::Quarantined, Some(Reason::Review))
-        .refused(
-            resolve(1, true),
-            disabled(
-                "the record's scope is wider than its narrowest parent's (permission laundering)",
-            ),
-        )
+        .refused(resolve(1, true), by(Rule::EnKeepPermission))
         .step(resolve(1, false))
         .expect_record(0, Life::Committed, None)
         .finish();

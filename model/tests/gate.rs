@@ -217,7 +217,11 @@ fn support_pending_revocation_blocks() {
         .step(request_revocation(0))
         .blocked(
             irreversible(1, &[0]),
-            GateBlock::SupportInactive { record: 0 },
+            GateBlock::SupportNotInForce {
+                record: 0,
+                life: Life::Committed,
+                pending_revocation: true,
+            },
         )
         // A reversible call is not gated.
         .step(reversible(1, &[0]))
@@ -245,26 +249,29 @@ fn ancestor_of_support_pending_revocation_blocks() {
 }
 
 #[test]
-fn the_gate_function_reports_an_inactive_support() {
-    // Unreachable through CallTool (support must be in force), but the gate's own rule covers
-    // support that is no longer active.
-    let s = scenario("inactive support")
+fn an_irreversible_call_on_support_not_in_force_is_blocked_by_the_gate() {
+    // Revision 2 (§7): the gate answers an irreversible call whose declared support is not in
+    // force, naming the record and its state; a reversible call on it is not enabled.
+    scenario("superseded support")
         .step(begin_medium(0))
         .step(belief(0, 0, 0).source(MID_A))
         .step(commit(0))
+        .step(begin_medium(1))
         .step(begin_medium(0))
         .step(belief(0, 0, 1).source(HIGH))
         .step(commit(0))
         .expect_life(0, Life::Superseded)
+        .blocked(
+            irreversible(1, &[0]),
+            GateBlock::SupportNotInForce {
+                record: 0,
+                life: Life::Superseded,
+                pending_revocation: false,
+            },
+        )
+        .disabled(reversible(1, &[0]))
         .finish();
-    assert_eq!(
-        gate::check_support_stable(&s, set(&[1, 0])),
-        Err(GateBlock::SupportInactive { record: 0 })
-    );
-    assert_eq!(gate::check_support_stable(&s, set(&[1])), Ok(()));
 }
-
-// ---- weak form ------------------------------------------------------------------------------------
 
 #[test]
 fn the_weak_form_of_medium_and_low_tiers_ignores_condition_2() {
@@ -310,7 +317,11 @@ fn the_weak_form_still_checks_support_stability() {
         .step(request_revocation(0))
         .blocked(
             irreversible(1, &[0]),
-            GateBlock::SupportInactive { record: 0 },
+            GateBlock::SupportNotInForce {
+                record: 0,
+                life: Life::Committed,
+                pending_revocation: true,
+            },
         )
         .finish();
 }
@@ -398,7 +409,11 @@ fn memtx_gate_blocks_acting_on_known_doubt() {
         )
         .blocked(
             irreversible(1, &[0]),
-            GateBlock::SupportInactive { record: 0 },
+            GateBlock::SupportNotInForce {
+                record: 0,
+                life: Life::ActionSafe,
+                pending_revocation: true,
+            },
         )
         .finish();
 }

@@ -244,24 +244,35 @@ fn same_value_or_other_slot_is_no_conflict() {
 
 #[test]
 fn revoked_parent_aborts_and_cascades() {
-    // a1's snapshot still holds r0 when r0 is revoked, so a1 may declare it (and its view r2 is
-    // staged below r1): the pipeline aborts r1 and the cascade quarantines r2.
+    // a1's snapshot still holds r0 when r0 is revoked, but a Revoked record is not readable
+    // (§4: branch states are never visible): a1 may not declare it. Its view r1, quarantined
+    // by the cascade, is still in the snapshot and may be declared (the lineage check decides
+    // at commit): r2 staged below it has a revoked grand-ancestor, so the pipeline aborts r2
+    // and the cascade quarantines r3, a view staged below r2.
     scenario("revoked parent")
         .step(begin_medium(0))
         .step(belief(0, 0, 0))
+        .step(summary(0, &[0]))
         .step(commit(0))
         .step(begin_medium(1))
         .step(request_revocation(0))
         .step(apply_revocation(0))
         .expect_record(0, Life::Revoked, Some(Reason::Revocation))
-        .step(belief(1, 1, 0).parents(&[0]))
-        .step(summary(1, &[1]))
+        .expect_record(1, Life::Quarantined, Some(Reason::Rebuild))
+        .refused(
+            belief(1, 1, 0).parents(&[0]),
+            memtx_model::ops::Refusal::Disabled(
+                memtx_model::rules::Rule::EnStageParentRevoked.statement(),
+            ),
+        )
+        .step(belief(1, 1, 0).parents(&[1]))
+        .step(summary(1, &[2]))
         .step(commit(1))
-        .expect_record(1, Life::Revoked, Some(Reason::RevokedParent))
-        .expect_record(2, Life::Quarantined, Some(Reason::Rebuild))
+        .expect_record(2, Life::Revoked, Some(Reason::RevokedParent))
+        .expect_record(3, Life::Quarantined, Some(Reason::Rebuild))
         .expect(|s| {
-            assert!(s.audit(1).has(Repair::Retracted));
-            assert_eq!(s.audit(2).cause, Some(1));
+            assert!(s.audit(2).has(Repair::Retracted));
+            assert_eq!(s.audit(3).cause, Some(2));
         })
         .finish();
 }

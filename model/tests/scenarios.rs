@@ -96,11 +96,13 @@ fn tool_result_pollution_trap() {
             );
         })
         // a1's snapshot still names the profile, but it is no longer in force.
-        .refused(
+        .blocked(
             irreversible(1, &[1]),
-            memtx_model::ops::Refusal::Disabled(
-                "a declared support record is not Committed or ActionSafe",
-            ),
+            memtx_model::gate::GateBlock::SupportNotInForce {
+                record: 1,
+                life: Life::Quarantined,
+                pending_revocation: false,
+            },
         )
         .finish();
 }

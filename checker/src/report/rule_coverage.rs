@@ -53,7 +53,8 @@ impl RuleCoverage {
             for (i, row) in rules.iter_mut().enumerate() {
                 if t.fired & (1u128 << i) != 0 {
                     row.fired += t.steps;
-                    row.first_step = Some(row.first_step.map_or(t.first_step, |f| f.min(t.first_step)));
+                    row.first_step =
+                        Some(row.first_step.map_or(t.first_step, |f| f.min(t.first_step)));
                 }
             }
         }
@@ -143,7 +144,9 @@ impl RuleCoverage {
             "| rule | § | steps that fired it | first fired after | statement |\n|---|---|---:|---:|---|"
         );
         for (r, def) in self.rules.iter().zip(RULES) {
-            let first = r.first_step.map_or("**never**".to_string(), |f| format!("{f} steps"));
+            let first = r
+                .first_step
+                .map_or("**never**".to_string(), |f| format!("{f} steps"));
             let _ = writeln!(
                 s,
                 "| `{}` | {} | {} | {} | {} |",
@@ -193,7 +196,9 @@ mod tests {
         let row = |c: &RuleCoverage, id: &str| c.rules.iter().find(|r| r.id == id).cloned();
         let t = row(&a, "op.tick").expect("op.tick has a row");
         assert_eq!((t.fired, t.first_step), (5, Some(2)));
-        assert!(a.summary_line().starts_with(&format!("rules exercised 2/{}; never: ", RULES.len())));
+        assert!(a
+            .summary_line()
+            .starts_with(&format!("rules exercised 2/{}; never: ", RULES.len())));
         let b = RuleCoverage::from_tallies(&[CoverageTally {
             fired: 1u128 << Rule::OpBegin as u8,
             steps: 3,

@@ -76,6 +76,7 @@ pub fn wide(variant: Variant) -> Config {
             reversible_calls: true,
             revocations: true,
             reviews: true,
+            enumeration: memtx_model::config::Enumeration::Filtered,
         },
         variant,
     }

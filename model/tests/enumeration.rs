@@ -1,0 +1,112 @@
+//! The enumerator proposes, the protocol decides (issue: every enabling condition lives only
+//! in `ops`).
+//!
+//! `Enumeration::Filtered` does not propose some operations, for speed. Each of its
+//! pre-filters must be implied by an enabling condition of `ops`: over many reachable states
+//! of several presets, every operation that the wide enumeration proposes and the filtered
+//! one drops must be refused by `machine::step`. If a pre-filter hid an operation the
+//! protocol would perform, the filtered state space would silently lose states; this test
+//! fails instead, naming the state and the operation.
+
+use memtx_model::config::Enumeration;
+use memtx_model::machine::{candidate_ops, step};
+use memtx_model::presets::preset;
+use memtx_model::{Config, State, Variant};
+use std::collections::{HashSet, VecDeque};
+
+/// Breadth-first over the filtered model from the initial state, up to `limit` states.
+fn reachable(cfg: &Config, limit: usize) -> Vec<State> {
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([State::initial()]);
+    let mut out = Vec::new();
+    let mut ops = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        if out.len() >= limit {
+            break;
+        }
+        if !seen.insert(s.clone()) {
+            continue;
+        }
+        ops.clear();
+        candidate_ops(cfg, &s, &mut ops);
+        for op in &ops {
+            if let Ok(next) = step(cfg, &s, op) {
+                queue.push_back(next);
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+fn check_filter_is_implied(name: &str, variant: Variant, limit: usize) {
+    let mut filtered = preset(name, variant).expect("a preset");
+    filtered.domain.enumeration = Enumeration::Filtered;
+    let mut wide = filtered.clone();
+    wide.domain.enumeration = Enumeration::Wide;
+    let states = reachable(&filtered, limit);
+    assert!(states.len() > limit / 2, "{name}: too few states explored");
+    let (mut f, mut w) = (Vec::new(), Vec::new());
+    let mut dropped = 0usize;
+    for s in &states {
+        f.clear();
+        w.clear();
+        candidate_ops(&filtered, s, &mut f);
+        candidate_ops(&wide, s, &mut w);
+        for op in &f {
+            assert!(
+                w.contains(op),
+                "{name}: the filtered enumeration proposes {op:?}, the wide one does not"
+            );
+        }
+        for op in w.iter().filter(|op| !f.contains(op)) {
+            dropped += 1;
+            if let Ok(next) = step(&filtered, s, op) {
+                panic!(
+                    "{name}: the enumerator drops {op:?}, but the protocol performs it\n\
+                     state:\n{s:?}\nwould lead to:\n{next:?}"
+                );
+            }
+        }
+    }
+    assert!(
+        dropped > 0,
+        "{name}: the filter dropped nothing (vacuous test)"
+    );
+}
+
+#[test]
+fn the_filters_of_quick_are_implied_by_the_enabling_conditions() {
+    check_filter_is_implied("quick", Variant::Memtx, 50_000);
+}
+
+#[test]
+fn the_filters_of_paper_are_implied_by_the_enabling_conditions() {
+    check_filter_is_implied("paper", Variant::Memtx, 50_000);
+}
+
+#[test]
+fn the_filters_of_the_focused_presets_are_implied_by_the_enabling_conditions() {
+    for name in [
+        "expiry",
+        "evidence",
+        "lineage",
+        "observations",
+        "isolation",
+        "scopes",
+    ] {
+        check_filter_is_implied(name, Variant::Memtx, 30_000);
+    }
+}
+
+#[test]
+fn the_filters_hold_under_the_variants_that_change_what_is_visible() {
+    for variant in [
+        Variant::NoVisibilityScoping,
+        Variant::NoSnapshotReads,
+        Variant::PaperGate,
+        Variant::NoActionGate,
+    ] {
+        check_filter_is_implied("isolation", variant, 8_000);
+    }
+}

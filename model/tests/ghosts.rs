@@ -1,0 +1,271 @@
+//! Each ghost judge of PROTOCOL.md §9 (revision 2) breaks on a hand-made violating step.
+//!
+//! A ghost restates its rule without calling the code it judges, so it must catch a step that
+//! the protocol code would never take. Each test builds the state before a step with the real
+//! protocol (`machine::step`), then builds the state *after* the step by hand, as a defective
+//! protocol would leave it, and hands both to the ghost observer (`ghost::observe_step`). The
+//! property must fail on the defective step and hold on the correct one (the control), so a
+//! judge that always or never fires fails its test.
+
+mod common;
+
+use common::*;
+use memtx_model::ghost::observe_step;
+use memtx_model::machine::step;
+use memtx_model::ops::Op;
+use memtx_model::properties::{
+    action_safety_gating, adjudication, cascade_repair_completeness, evidence_at_commit, isolation,
+    no_stale_override, sound_lineage_at_commit, tier_isolation, validity_at_commit,
+};
+use memtx_model::record::{Reason, RecordId};
+use memtx_model::txn::{Isolation, Tier};
+use memtx_model::{Config, Life, MemTx, State, Variant};
+
+fn cfg() -> Config {
+    wide(Variant::Memtx)
+}
+
+/// The state after performing `ops` from the initial state with the real protocol.
+fn run(ops: &[Op]) -> State {
+    let cfg = cfg();
+    ops.iter().fold(State::initial(), |s, op| {
+        step(&cfg, &s, op).unwrap_or_else(|r| panic!("{op:?} refused: {r}"))
+    })
+}
+
+/// `pre` → `post` by `op`, judged by the ghost; returns the judged post state.
+fn judge(pre: &State, op: &Op, mut post: State) -> State {
+    observe_step(&cfg(), pre, op, &mut post);
+    post
+}
+
+/// Commits `ids` by hand (Tentative → Validated → Committed, next sequence numbers) and
+/// closes `agent`'s transaction: a commit step that skipped every check.
+fn hand_commit(pre: &State, agent: u8, ids: &[RecordId]) -> State {
+    let mut post = pre.clone();
+    for &id in ids {
+        post.move_record(id, Life::Validated).unwrap();
+        post.move_record(id, Life::Committed).unwrap();
+        post.record_mut(id).seq = Some(post.next_seq);
+        post.next_seq += 1;
+    }
+    for id in post.staged_by(agent).iter() {
+        post.record_mut(id).writer = None;
+    }
+    post.set_txn(agent, None);
+    post
+}
+
+fn model() -> MemTx {
+    MemTx::new(cfg())
+}
+
+#[test]
+fn i10_breaks_when_a_record_without_evidence_commits() {
+    // Low confidence (0.4) from a mid source (0.8): the evidence check must quarantine it.
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).low_confidence().into()]);
+    let bad = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0]));
+    assert!(!evidence_at_commit(&model(), &bad));
+    // Control: the same commit by the protocol quarantines it, and I10 holds.
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(0).life(), Life::Quarantined);
+    assert!(evidence_at_commit(&model(), &good));
+    // Low confidence from the high source passes on authority alone.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(HIGH).low_confidence().into(),
+    ]);
+    let ok = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0]));
+    assert!(evidence_at_commit(&model(), &ok));
+}
+
+#[test]
+fn i11_breaks_when_a_record_commits_outside_its_validity() {
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).valid_from(1).into()]);
+    let bad = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0]));
+    assert!(!validity_at_commit(&model(), &bad));
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).into()]);
+    let good = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0]));
+    assert!(validity_at_commit(&model(), &good));
+}
+
+#[test]
+fn i13_breaks_when_a_record_commits_under_an_ancestor_pending_revocation() {
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+        begin_medium(0),
+        summary(0, &[0]).into(),
+        request_revocation(0),
+    ]);
+    let bad = judge(&pre, &commit(0), hand_commit(&pre, 0, &[1]));
+    assert!(!sound_lineage_at_commit(&model(), &bad));
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(
+        good.record(1).reason,
+        Some(Reason::UnstableDependency),
+        "the protocol quarantines it"
+    );
+    assert!(sound_lineage_at_commit(&model(), &good));
+}
+
+#[test]
+fn i12_breaks_when_an_equal_authority_conflict_is_decided_without_review() {
+    // r0 from mid source A is committed; r1 from mid source B contradicts it.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_A).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 1).source(MID_B).into(),
+    ]);
+    let mut bad = hand_commit(&pre, 0, &[1]);
+    bad.move_record(0, Life::Superseded).unwrap();
+    let bad = judge(&pre, &commit(0), bad);
+    assert!(
+        !adjudication(&model(), &bad),
+        "superseded by an equal rival"
+    );
+    // Committing over it without superseding it is no better.
+    let bad = judge(&pre, &commit(0), hand_commit(&pre, 0, &[1]));
+    assert!(
+        !adjudication(&model(), &bad),
+        "committed over an equal rival"
+    );
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(1).reason, Some(Reason::Review));
+    assert!(adjudication(&model(), &good));
+}
+
+#[test]
+fn i12_breaks_when_review_keeps_a_record_over_a_higher_authority_rival() {
+    // The second defect of revision 1: on review, r2 (mid) is kept and supersedes r1 (high).
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_A).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 1).source(MID_B).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 0).source(HIGH).into(),
+        commit(0),
+    ]);
+    assert_eq!(pre.record(1).reason, Some(Reason::Review));
+    let mut bad = pre.clone();
+    bad.move_record(0, Life::Superseded).unwrap();
+    bad.move_record(2, Life::Superseded).unwrap();
+    bad.move_record(1, Life::Validated).unwrap();
+    bad.move_record(1, Life::Committed).unwrap();
+    let bad = judge(&pre, &resolve(1, true), bad);
+    assert!(!adjudication(&model(), &bad));
+    // The protocol refuses to keep it (a higher-authority rival stands); rejecting is fine.
+    assert!(step(&cfg(), &pre, &resolve(1, true)).is_err());
+    let good = step(&cfg(), &pre, &resolve(1, false)).unwrap();
+    assert!(adjudication(&model(), &good));
+}
+
+#[test]
+fn i7_breaks_when_review_keeps_a_record_over_a_rival_newer_than_its_snapshot() {
+    // a0 commits r0; a1 begins, stages r1 (other source, other value); a0 commits r2 after
+    // a1's snapshot; a1's commit quarantines r1 for review (revision 1's defect) and the
+    // reviewer keeps it: r1 stands over r2, a rival newer than its staging snapshot.
+    let cfg = cfg();
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 1).source(MID_A).into(),
+        commit(0),
+        begin_medium(1),
+        belief(1, 0, 0).source(MID_B).into(),
+        begin_medium(0),
+        belief(0, 0, 1).source(MID_A).into(),
+        commit(0),
+    ]);
+    // Revision 1's first-rival-decides conflict check sends r1 to review.
+    let mut rev1 = cfg.clone();
+    rev1.variant = Variant::Rev1Adjudication;
+    let reviewed = step(&rev1, &pre, &commit(1)).unwrap();
+    assert_eq!(reviewed.record(1).reason, Some(Reason::Review));
+    let kept = step(&rev1, &reviewed, &resolve(1, true)).unwrap();
+    assert!(
+        !no_stale_override(&MemTx::new(rev1), &kept),
+        "I7 on Resolve(keep)"
+    );
+    // Revision 2 aborts r1 as a stale late write.
+    let fixed = step(&cfg, &pre, &commit(1)).unwrap();
+    assert_eq!(fixed.record(1).reason, Some(Reason::StaleWrite));
+    assert!(no_stale_override(&model(), &fixed));
+}
+
+#[test]
+fn i2_breaks_when_a_retracting_step_leaves_a_staged_descendant_unrepaired() {
+    // r0 committed; a1 stages a summary of it; r0 is revoked and the cascade "forgets" r1.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+        begin_medium(1),
+        summary(1, &[0]).into(),
+        request_revocation(0),
+    ]);
+    let mut bad = pre.clone();
+    bad.move_record(0, Life::Revoked).unwrap();
+    let bad = judge(
+        &pre,
+        &memtx_model::ops::Op::ApplyRevocation { record: 0 },
+        bad,
+    );
+    assert!(!cascade_repair_completeness(&model(), &bad));
+    let good = step(
+        &cfg(),
+        &pre,
+        &memtx_model::ops::Op::ApplyRevocation { record: 0 },
+    )
+    .unwrap();
+    assert_eq!(good.record(1).life(), Life::Quarantined);
+    assert!(cascade_repair_completeness(&model(), &good));
+}
+
+#[test]
+fn i1_judges_against_the_ghost_snapshot_not_the_protocol_field() {
+    // a0 stages r0 (Tentative); a1 begins: neither snapshot holds r0, so a1's irreversible
+    // call must be blocked (condition 1). A protocol that captured a wrong snapshot (holding
+    // the tentative r0) would let the gate pass; the ghost's own copy still says "outside".
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).into(), begin_medium(1)]);
+    let mut wrong = pre.clone();
+    let mut tx = *wrong.txn(1).unwrap();
+    tx.snapshot.insert(0);
+    wrong.set_txn(1, Some(tx));
+    let call = irreversible(1, &[]);
+    let mut post = wrong.clone();
+    post.push_record(memtx_model::Record::default());
+    observe_step(&cfg(), &wrong, &call, &mut post);
+    assert!(!action_safety_gating(&model(), &post));
+}
+
+#[test]
+fn i5_judges_against_the_level_the_spec_assigns() {
+    // An external-action transaction reads action-safe whatever isolation is asked; a Begin
+    // that kept committed-read would let it read a merely Committed record.
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).into(), commit(0)]);
+    let begin = Op::Begin {
+        agent: 1,
+        tier: Tier::ExternalAction,
+        isolation: Isolation::CommittedRead,
+    };
+    let good = step(&cfg(), &pre, &begin).unwrap();
+    assert!(tier_isolation(&model(), &good));
+    let mut bad = good.clone();
+    let mut tx = *bad.txn(1).unwrap();
+    tx.isolation = Isolation::CommittedRead;
+    tx.snapshot.insert(0);
+    bad.set_txn(1, Some(tx));
+    assert!(!tier_isolation(&model(), &bad), "I14 sees the wrong level");
+    // Reading r0 in that transaction: the ghost's level is action-safe-read.
+    let read = Op::from(summary(1, &[0]));
+    let mut post = bad.clone();
+    post.push_record(memtx_model::Record::default());
+    observe_step(&cfg(), &bad, &read, &mut post);
+    assert!(!isolation(&model(), &post));
+}
