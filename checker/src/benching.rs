@@ -48,6 +48,16 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
         label: format!("MemTX, preset {}", args.preset),
         args: vec!["--preset".into(), args.preset.clone()],
     }];
+    if args.coverage_baseline {
+        subjects.push(Subject {
+            label: format!("MemTX, preset {}, rule firings not counted", args.preset),
+            args: vec![
+                "--preset".into(),
+                args.preset.clone(),
+                "--no-rule-coverage".into(),
+            ],
+        });
+    }
     subjects.extend(args.two_phase.iter().map(|rms| Subject {
         label: format!("2PC, {rms} RMs"),
         args: vec!["--two-phase".into(), rms.to_string()],
@@ -70,16 +80,33 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
          stateright's BFS at the same thread count.\n\n",
         std::env::args().collect::<Vec<_>>().join(" ")
     );
-    for subject in &subjects {
-        // Every (engine, threads) pair once per round, so that a slow spell of the machine
-        // affects all of them alike.
-        let pairs: Vec<(EngineArg, usize)> = engines
+    // The coverage baseline is interleaved with the MemTX runs it is compared with: the two
+    // MemTX subjects form one group, every other subject a group of its own.
+    let groups: Vec<Vec<&Subject>> = if args.coverage_baseline {
+        let mut g = vec![subjects[..2].iter().collect::<Vec<_>>()];
+        g.extend(subjects[2..].iter().map(|s| vec![s]));
+        g
+    } else {
+        subjects.iter().map(|s| vec![s]).collect()
+    };
+    let mut fast_medians: Vec<(String, usize, f64)> = Vec::new();
+    for group in &groups {
+        // Every (subject, engine, threads) of the group once per round, so that a slow spell
+        // of the machine affects all of them alike.
+        // The coverage baseline is measured with the fast engine only.
+        let pairs: Vec<(&Subject, EngineArg, usize)> = group
             .iter()
-            .flat_map(|&e| args.threads.iter().map(move |&t| (e, t)))
+            .flat_map(|&subject| {
+                let baseline = subject.args.iter().any(|a| a == "--no-rule-coverage");
+                engines
+                    .iter()
+                    .filter(move |&&e| !baseline || e == EngineArg::Fast)
+                    .flat_map(move |&e| args.threads.iter().map(move |&t| (subject, e, t)))
+            })
             .collect();
         let mut measured: Vec<Vec<EngineRun>> = vec![Vec::new(); pairs.len()];
         for _ in 0..args.repeat {
-            for (&(engine, threads), runs) in pairs.iter().zip(&mut measured) {
+            for (&(subject, engine, threads), runs) in pairs.iter().zip(&mut measured) {
                 let run = measure_in_child(subject, engine, threads)?;
                 eprintln!(
                     "bench: {}, {}, {} thread(s): {} distinct states in {:.2} s",
@@ -92,15 +119,52 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
                 runs.push(run);
             }
         }
-        let runs = measured.into_iter().filter_map(EngineRun::median).collect();
-        out.push_str(&BenchResult::collect(&subject.label, runs).to_markdown());
-        out.push('\n');
+        for &subject in group {
+            let runs: Vec<EngineRun> = pairs
+                .iter()
+                .zip(&measured)
+                .filter(|((s, _, _), _)| std::ptr::eq(*s, subject))
+                .filter_map(|(_, runs)| EngineRun::median(runs.clone()))
+                .collect();
+            for r in runs.iter().filter(|r| r.engine == Engine::Fast) {
+                fast_medians.push((subject.label.clone(), r.threads, r.seconds));
+            }
+            out.push_str(&BenchResult::collect(&subject.label, runs).to_markdown());
+            out.push('\n');
+        }
+    }
+    if args.coverage_baseline {
+        out.push_str(&coverage_overhead(
+            &subjects[0].label,
+            &subjects[1].label,
+            &fast_medians,
+        ));
     }
     print!("{out}");
     if let Some(path) = &args.out {
         crate::fsutil::write_atomic(path, out.as_bytes())?;
     }
     Ok(0)
+}
+
+/// The cost of counting rule firings: the fast engine's median time on the MemTX preset with
+/// coverage against without, per thread count (the baseline measured in the same run).
+fn coverage_overhead(with: &str, without: &str, medians: &[(String, usize, f64)]) -> String {
+    let mut out = String::from(
+        "## What rule coverage costs\n\nMedian seconds of the fast engine, counting rule firings \
+         and not counting them (the baseline), measured in this run, interleaved.\n\n\
+         | threads | counted | not counted | overhead |\n|---:|---:|---:|---:|\n",
+    );
+    for &(_, threads, counted) in medians.iter().filter(|m| m.0 == with) {
+        if let Some(&(_, _, base)) = medians.iter().find(|m| m.0 == without && m.1 == threads) {
+            out.push_str(&format!(
+                "| {threads} | {counted:.2} s | {base:.2} s | {:+.1} % |\n",
+                (counted / base - 1.0) * 100.0
+            ));
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// Runs `memtx bench <subject> --threads T --run-one ENGINE` and reads its measurements.
@@ -158,7 +222,7 @@ fn measure_here(
             let hooks = crate::engine::memtx_hooks(&model, false);
             options.next_state_into = Some(hooks.next_state_into);
             options.locality = Some(hooks.locality);
-            options.coverage = Some(hooks.coverage);
+            options.coverage = (!args.no_rule_coverage).then_some(hooks.coverage);
             run_one(&model, engine, threads, &options).map_err(failed)?
         }
     };

@@ -56,8 +56,9 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
 pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
     let variant =
         setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
-    let cfg = setup::config(&args.preset, &args.bounds, variant)
-        .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
+    let cfg =
+        setup::config_with_domain(&args.preset, args.domain.as_deref(), &args.bounds, variant)
+            .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
     let selected = setup::properties(&args.properties, &cfg.preset)
         .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
     let opts = options(args)?;

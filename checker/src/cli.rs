@@ -90,6 +90,10 @@ pub struct CheckArgs {
     /// Bound overrides.
     #[command(flatten)]
     pub bounds: BoundArgs,
+    /// Read the enumerated domain (and optionally the bounds) from this JSON file, in the form
+    /// reports and `memtx list --json` print them; bound flags still override.
+    #[arg(long, value_name = "FILE")]
+    pub domain: Option<PathBuf>,
     /// Protocol variant (see `memtx list`): memtx (the protocol) or an ablation / seeded defect.
     #[arg(long, default_value = "memtx")]
     pub variant: String,
@@ -191,6 +195,13 @@ pub struct BenchArgs {
     /// Write the Markdown result to this file as well.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also measure the MemTX preset without counting rule firings, interleaved with the runs
+    /// that count them, and print what rule coverage costs (target: at most 5 %).
+    #[arg(long)]
+    pub coverage_baseline: bool,
+    /// Internal: with --run-one, do not count rule firings.
+    #[arg(long, hide = true)]
+    pub no_rule_coverage: bool,
     /// Internal: run one engine once (with the first --threads and, if given, the one
     /// --two-phase model) and print its measurements as JSON. `memtx bench` runs every
     /// measurement this way, in a process of its own.

@@ -19,6 +19,7 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
     CheckArgs {
         preset: preset.into(),
         bounds: Default::default(),
+        domain: None,
         variant: variant.into(),
         properties: Vec::new(),
         threads: 2,

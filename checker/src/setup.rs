@@ -21,14 +21,87 @@ pub fn variant(name: &str) -> Result<Variant, String> {
     })
 }
 
-/// The preset's configuration with the bound overrides applied, validated.
-pub fn config(preset_name: &str, bounds: &BoundArgs, variant: Variant) -> Result<Config, String> {
+/// The largest domain file read (a domain is a few kilobytes; anything this large is not one).
+pub const MAX_DOMAIN_FILE_BYTES: u64 = 1 << 20;
+
+/// What `--domain FILE` holds: the `bounds` and `domain` of a configuration, in the form
+/// every report and `memtx list --json` print them (the `config` object of a report's JSON
+/// is accepted as it is: its `preset` and `variant` are ignored, `--variant` decides). The
+/// bounds are optional (the preset's are kept); `--agents` and the other bound flags still
+/// override them.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DomainFile {
+    #[serde(default)]
+    #[allow(dead_code)]
+    preset: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    variant: Option<serde_json::Value>,
+    #[serde(default)]
+    bounds: Option<memtx_model::config::Bounds>,
+    domain: memtx_model::Domain,
+}
+
+/// Reads a `--domain` file into `cfg` (its domain, and its bounds when it has them), naming the
+/// configuration after the file.
+pub fn apply_domain_file(cfg: &mut Config, path: &std::path::Path) -> Result<(), String> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read the domain file {shown}: {e} (check the path)"))?;
+    if !meta.is_file() {
+        return Err(format!("the domain file {shown} is not a regular file"));
+    }
+    if meta.len() > MAX_DOMAIN_FILE_BYTES {
+        return Err(format!(
+            "the domain file {shown} has {} bytes, more than a domain needs ({MAX_DOMAIN_FILE_BYTES}): pass a domain JSON",
+            meta.len()
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the domain file {shown}: {e}"))?;
+    let file: DomainFile = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "the domain file {shown} is not a memtx domain ({e}); write {{\"domain\": {{...}}}} as `memtx list --json` prints presets"
+        )
+    })?;
+    if let Some(bounds) = file.bounds {
+        cfg.bounds = bounds;
+    }
+    cfg.domain = file.domain;
+    let stem = path
+        .file_stem()
+        .map_or("domain".into(), |s| s.to_string_lossy().into_owned());
+    cfg.preset = format!("{}+{stem}", cfg.preset);
+    Ok(())
+}
+
+/// The preset's configuration with a `--domain` file and the bound overrides applied,
+/// validated.
+pub fn config_with_domain(
+    preset_name: &str,
+    domain: Option<&std::path::Path>,
+    bounds: &BoundArgs,
+    variant: Variant,
+) -> Result<Config, String> {
     let mut cfg = preset(preset_name, variant).ok_or_else(|| {
         format!(
             "unknown preset '{preset_name}': choose one of {}",
             PRESETS.join(", ")
         )
     })?;
+    if let Some(path) = domain {
+        apply_domain_file(&mut cfg, path)?;
+    }
+    overrides(cfg, bounds)
+}
+
+/// The preset's configuration with the bound overrides applied, validated.
+pub fn config(preset_name: &str, bounds: &BoundArgs, variant: Variant) -> Result<Config, String> {
+    config_with_domain(preset_name, None, bounds, variant)
+}
+
+fn overrides(mut cfg: Config, bounds: &BoundArgs) -> Result<Config, String> {
     let b = &mut cfg.bounds;
     if let Some(n) = bounds.agents {
         b.agents = n;

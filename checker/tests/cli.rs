@@ -391,3 +391,144 @@ fn bench_repeats_report_the_median_run_and_every_time() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat must be between 1 and 99"));
     }
 }
+
+#[test]
+fn check_reports_rule_coverage_in_text_json_and_the_full_table() {
+    let dir = scratch("coverage");
+    let out = memtx(&["check", "--preset", "scopes", "--coverage"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with("rules exercised "))
+        .expect("a summary line");
+    assert!(summary.contains("; never: "), "{summary}");
+    assert!(text.contains("pipe.permission.fail"), "{text}");
+    assert!(
+        text.contains("NEVER"),
+        "the table marks rules never exercised"
+    );
+    let out = memtx(&["check", "--preset", "scopes", "--json"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rules = v["rules"]["rules"].as_array().expect("the coverage table");
+    assert_eq!(rules.len(), memtx_model::rules::RULES.len());
+    assert!(rules
+        .iter()
+        .any(|r| r["id"] == "pipe.permission.fail" && r["fired"].as_u64() > Some(0)));
+}
+
+#[test]
+fn a_domain_file_in_the_form_reports_print_reproduces_its_preset() {
+    let dir = scratch("domain");
+    let out = memtx(&["check", "--preset", "scopes", "--json"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    std::fs::write(dir.join("scopes.json"), v["config"].to_string()).unwrap();
+    let again = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--domain",
+            "scopes.json",
+            "--json",
+            "--property",
+            "I3",
+        ],
+        &dir,
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let w: serde_json::Value = serde_json::from_slice(&again.stdout).expect("JSON");
+    assert_eq!(w["unique_states"], v["unique_states"]);
+    assert_eq!(w["config"]["domain"], v["config"]["domain"]);
+    // A fourth source, of low authority, without recompiling.
+    let mut four = v["config"].clone();
+    four["bounds"]["sources"]
+        .as_array_mut()
+        .unwrap()
+        .push("low".into());
+    four["domain"]["writes"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"source": 3, "confidence": "low", "scope": "shared"}));
+    std::fs::write(dir.join("four.json"), four.to_string()).unwrap();
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--domain",
+            "four.json",
+            "--json",
+            "--property",
+            "I10",
+        ],
+        &dir,
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        f["config"]["bounds"]["sources"].as_array().unwrap().len(),
+        4
+    );
+    assert!(f["unique_states"].as_u64() > v["unique_states"].as_u64());
+    // Bad files: one line, exit 2.
+    std::fs::write(dir.join("bad.json"), r#"{"domain": 3}"#).unwrap();
+    assert_user_error(
+        &memtx(&["check", "--domain", "bad.json"], &dir),
+        "not a memtx domain",
+    );
+    let mut unknown = v["config"].clone();
+    unknown["domain"]["writes"][0]["extra"] = 1.into();
+    std::fs::write(dir.join("unknown.json"), unknown.to_string()).unwrap();
+    assert_user_error(
+        &memtx(&["check", "--domain", "unknown.json"], &dir),
+        "unknown field",
+    );
+    let mut wrong = v["config"].clone();
+    wrong["domain"]["writes"][0]["source"] = 7.into();
+    std::fs::write(dir.join("wrong.json"), wrong.to_string()).unwrap();
+    assert_user_error(
+        &memtx(&["check", "--domain", "wrong.json"], &dir),
+        "source 7",
+    );
+    assert_user_error(
+        &memtx(&["check", "--domain", "missing.json"], &dir),
+        "cannot read",
+    );
+}
+
+#[test]
+fn suite_quick_prints_the_matrix_and_union_coverage() {
+    let dir = scratch("suite");
+    let out = memtx(&["suite", "--quick", "--report", "rep"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let total = memtx_model::rules::RULES.len();
+    assert!(
+        text.contains(&format!("union: rules exercised {total}/{total}")),
+        "{text}"
+    );
+    assert!(text.contains("result: PASS"), "{text}");
+    for f in [
+        "suite.md",
+        "suite.json",
+        "lineage-memtx.md",
+        "quick-memtx.json",
+    ] {
+        assert!(dir.join("rep").join(f).is_file(), "{f} written");
+    }
+}

@@ -144,6 +144,7 @@ impl Variant {
 
 /// The sizes of the bounded universe (PROTOCOL.md §1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Bounds {
     /// Agents `0..agents`.
     pub agents: u8,
@@ -185,6 +186,7 @@ pub enum ValidityShape {
 
 /// The evidence and scope of one enumerated belief write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WriteShape {
     /// Source id.
     pub source: u8,
@@ -230,6 +232,7 @@ pub enum Enumeration {
 /// Which values of each nondeterministic operation parameter the state machine enumerates
 /// (PROTOCOL.md §5 "Free"). These choices decide what "exhaustive" covers; every report prints them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Domain {
     /// Tiers a `Begin` may choose (low and medium behave identically in every rule).
     pub tiers: Vec<Tier>,

@@ -45,7 +45,11 @@ fn check_filter_is_implied(name: &str, variant: Variant, limit: usize) {
     let mut wide = filtered.clone();
     wide.domain.enumeration = Enumeration::Wide;
     let states = reachable(&filtered, limit);
-    assert!(states.len() > limit / 2, "{name}: too few states explored");
+    assert!(
+        states.len() > 1_000,
+        "{name}: too few states explored ({})",
+        states.len()
+    );
     let (mut f, mut w) = (Vec::new(), Vec::new());
     let mut dropped = 0usize;
     for s in &states {

@@ -1,0 +1,114 @@
+//! The suite (issue: exhaustive must mean the whole protocol): `memtx suite --quick` runs in
+//! `cargo test`; its presets together exercise every rule of the protocol, each is exhaustive
+//! and holds every invariant, and each preset's counts match `reports/manifest.json`. Rule
+//! coverage is a property of the model: the same on any number of threads.
+
+use memtx_checker::cli::SuiteArgs;
+use memtx_checker::engine::{run, Engine, RunOptions};
+use memtx_checker::report::{Manifest, RuleCoverage};
+use memtx_checker::suite::run_suite;
+use memtx_model::presets::{preset, SUITE};
+use memtx_model::rules::RULES;
+use memtx_model::{MemTx, Variant};
+use std::path::Path;
+
+fn manifest() -> Manifest {
+    Manifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/manifest.json"))
+        .expect("reports/manifest.json")
+}
+
+#[test]
+fn the_quick_suite_exercises_every_rule_and_matches_the_manifest() {
+    let traces = std::env::temp_dir().join(format!("memtx-suite-{}", std::process::id()));
+    let args = SuiteArgs {
+        quick: true,
+        json: true,
+        report: None,
+        threads: 2,
+        traces,
+    };
+    let suite = run_suite(&args, "memtx suite --quick").expect("the suite runs");
+    assert!(suite.passed(), "{}", suite.render_text());
+    assert_eq!(suite.union.total, RULES.len());
+    assert_eq!(
+        suite.union.exercised,
+        RULES.len(),
+        "{}",
+        suite.union.summary_line()
+    );
+    let expected: Vec<&str> = SUITE.iter().filter(|e| e.quick).map(|e| e.name).collect();
+    let ran: Vec<&str> = suite
+        .presets
+        .iter()
+        .map(|r| r.config.preset.as_str())
+        .collect();
+    assert_eq!(ran, expected);
+    let pinned = manifest();
+    for r in &suite.presets {
+        assert!(
+            r.coverage.is_exhaustive(),
+            "{} stopped early",
+            r.config.preset
+        );
+        let e = pinned
+            .get(&r.config.preset, Variant::Memtx, false)
+            .unwrap_or_else(|| panic!("{} × memtx is pinned in the manifest", r.config.preset));
+        assert_eq!(
+            (r.unique_states, r.total_states, r.max_depth),
+            (e.unique, e.total, e.depth),
+            "{} drifted from reports/manifest.json",
+            r.config.preset
+        );
+        // No single focused preset covers everything: the suite is needed.
+        let own = r
+            .rules
+            .as_ref()
+            .expect("the fast engine collects rule coverage");
+        assert!(
+            own.exercised < own.total,
+            "{} alone covers every rule",
+            r.config.preset
+        );
+    }
+}
+
+fn coverage(name: &str, threads: usize) -> RuleCoverage {
+    let cfg = preset(name, Variant::Memtx).expect("a preset");
+    let opts = RunOptions {
+        engine: Engine::Fast,
+        threads,
+        symmetry: false,
+        exact: false,
+        max_memory: None,
+        max_states: None,
+        max_depth: None,
+    };
+    let out = run(&MemTx::new(cfg), &opts, None).expect("runs");
+    RuleCoverage::from_tallies(out.rule_tallies.as_deref().expect("tallies"))
+}
+
+#[test]
+fn rule_coverage_is_the_same_on_any_number_of_threads() {
+    for name in ["lineage", "observations"] {
+        let one = coverage(name, 1);
+        assert!(one.exercised > 40, "{name}: {}", one.summary_line());
+        assert_eq!(one, coverage(name, 2), "{name}: 1 and 2 threads differ");
+        assert_eq!(one, coverage(name, 3), "{name}: 1 and 3 threads differ");
+    }
+}
+
+#[test]
+fn the_stateright_engine_says_it_collects_no_coverage() {
+    let cfg = preset("scopes", Variant::Memtx).expect("a preset");
+    let opts = RunOptions {
+        engine: Engine::Stateright,
+        threads: 1,
+        symmetry: false,
+        exact: false,
+        max_memory: None,
+        max_states: None,
+        max_depth: None,
+    };
+    let out = run(&MemTx::new(cfg), &opts, None).expect("runs");
+    assert!(out.rule_tallies.is_none());
+}
