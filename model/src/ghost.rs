@@ -97,13 +97,29 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         Op::Resolve { record, keep: true } => judge_review_keep(pre, record, post),
         _ => {}
     }
-    judge_commits(cfg, pre, op, post);
-    judge_supersessions(cfg, pre, op, post);
-    judge_retractions(pre, post);
-    for r in post.records_mut_ghost() {
-        if r.life() != Life::Quarantined {
-            r.ghost_review_seq = None;
+    // One pass over the records: which moved to Revoked or Superseded in this step. Most
+    // steps move nothing, and then only the judges of commits can have work to do.
+    let (mut retracted, mut superseded) = (RecordSet::EMPTY, RecordSet::EMPTY);
+    for (id, (before, after)) in pre.records().iter().zip(post.records_mut_ghost()).enumerate() {
+        if before.life() != after.life() {
+            match after.life() {
+                Life::Revoked => retracted.insert(id as RecordId),
+                Life::Superseded => superseded.insert(id as RecordId),
+                _ => {}
+            }
         }
+        if after.ghost_review_seq.is_some() && after.life() != Life::Quarantined {
+            after.ghost_review_seq = None;
+        }
+    }
+    let commits = matches!(op, Op::Commit { .. } | Op::Resolve { keep: true, .. });
+    if commits || !superseded.is_empty() {
+        let committed = committed_in_step(pre, op, post);
+        judge_commits(cfg, pre, committed, post);
+        judge_supersessions(cfg, pre, op, committed, superseded, post);
+    }
+    if !retracted.is_empty() {
+        judge_retractions(retracted, post);
     }
 }
 
@@ -203,8 +219,7 @@ fn committed_in_step(pre: &State, op: &Op, post: &State) -> RecordSet {
 /// (a retraction during the step before the record was judged, or one after it that would
 /// have repaired the record too), or was superseded in the step by a record committed before
 /// this one (records of a commit are judged in id order).
-fn judge_commits(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
-    let committed = committed_in_step(pre, op, post);
+fn judge_commits(cfg: &Config, pre: &State, committed: RecordSet, post: &mut State) {
     for id in committed.iter() {
         let r = *post.record(id);
         if r.kind == Kind::Belief {
@@ -253,15 +268,18 @@ fn judge_commits(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
 /// the same source committed by Commit, or the record kept by review of equal or higher
 /// authority. And a Commit never commits a belief over an equal-authority rival of another
 /// source (that conflict goes to review) or a higher-authority one.
-fn judge_supersessions(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
+fn judge_supersessions(
+    cfg: &Config,
+    pre: &State,
+    op: &Op,
+    winners: RecordSet,
+    superseded: RecordSet,
+    post: &mut State,
+) {
     let authority = |r: &Record| cfg.bounds.sources[r.source as usize];
-    let winners = committed_in_step(pre, op, post);
     let mut bad = false;
-    for x in pre.ids() {
+    for x in superseded.iter() {
         let loser = pre.record(x);
-        if loser.life() == Life::Superseded || post.record(x).life() != Life::Superseded {
-            continue;
-        }
         let legit = winners.iter().any(|w| {
             if w == x {
                 return false;
@@ -312,16 +330,7 @@ fn judge_supersessions(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
 /// repaired by type, the staged records of other open transactions included: a belief Revoked,
 /// a view Quarantined (or already Revoked), a reversible action compensated, an irreversible
 /// one recorded as leaked.
-fn judge_retractions(pre: &State, post: &mut State) {
-    let retracted: RecordSet = pre
-        .ids()
-        .filter(|&id| {
-            pre.record(id).life() != Life::Revoked && post.record(id).life() == Life::Revoked
-        })
-        .collect();
-    if retracted.is_empty() {
-        return;
-    }
+fn judge_retractions(retracted: RecordSet, post: &mut State) {
     let unrepaired = post.ids().any(|d| {
         if ghost_ancestors(post, d).intersection(retracted).is_empty() {
             return false;

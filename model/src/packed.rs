@@ -1,8 +1,12 @@
 //! A compact, canonical byte encoding of [`State`] for explorers' frontiers and exact mode.
 //!
-//! Layout: `clock, next_seq, len, ghost(2)`, then per used record 21 bytes, then a presence mask
-//! of transactions and 5 bytes per open one, then a presence mask of the ghost's transactions
-//! and 4 bytes per open one, then 2 bytes of rollback log per used record.
+//! Layout: `clock, next_seq, len, ghost(2)`, then per used record 20 bytes, then a presence mask
+//! of transactions and 5 bytes per open one, then 2 bytes of rollback log per used record, then
+//! the *ghost trailer*: a count and 7 bytes per ghost field that differs from the protocol field
+//! it mirrors. The ghost's copy of a transaction and of a record's review snapshot equal the
+//! protocol's in every state a correct protocol reaches, so the trailer is one zero byte there;
+//! it exists so that a defective protocol, whose ghost and protocol fields part, still packs
+//! losslessly.
 //! Equal states give equal bytes and different states different bytes; [`State::unpack`] refuses
 //! anything that is not such an encoding (it never panics on bad bytes).
 
@@ -67,17 +71,33 @@ const REASONS: [Reason; 17] = [
 ];
 
 /// Bytes per packed record.
-const RECORD_BYTES: usize = 21;
+const RECORD_BYTES: usize = 20;
 /// Bytes per packed open transaction.
 const TXN_BYTES: usize = 5;
-/// Bytes per packed ghost transaction.
-const GHOST_TXN_BYTES: usize = 4;
+/// Bytes per entry of the ghost trailer.
+const GHOST_ENTRY_BYTES: usize = 7;
+/// Ghost trailer entry tags.
+const GHOST_RECORD: u8 = 0;
+const GHOST_TXN: u8 = 1;
 /// Bytes of the header (`clock, next_seq, len, ghost`).
 const HEADER_BYTES: usize = 5;
 /// Length of the encoding of a state with `records` records, `open` open transactions and
-/// `ghosts` ghost transactions.
-fn packed_len(records: usize, open: usize, ghosts: usize) -> usize {
-    HEADER_BYTES + (RECORD_BYTES + 2) * records + 2 + TXN_BYTES * open + GHOST_TXN_BYTES * ghosts
+/// `exceptions` ghost fields that differ from their protocol mirror.
+fn packed_len(records: usize, open: usize, exceptions: usize) -> usize {
+    HEADER_BYTES
+        + (RECORD_BYTES + 2) * records
+        + 2
+        + TXN_BYTES * open
+        + GHOST_ENTRY_BYTES * exceptions
+}
+
+/// What the ghost's copy of `txn` is when it mirrors the protocol's transaction.
+fn mirror(txn: Option<Txn>) -> Option<GhostTxn> {
+    txn.map(|tx| GhostTxn {
+        snapshot: tx.snapshot,
+        seq: tx.snapshot_seq,
+        level: tx.isolation as u8,
+    })
 }
 
 /// Writes fixed-size pieces into a byte slice of exactly the right length, front to back.
@@ -173,7 +193,6 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
         d0,
         d1,
         opt(r.review_seq),
-        opt(r.ghost_review_seq),
     ]
 }
 
@@ -210,7 +229,8 @@ fn unpack_record(b: &[u8; RECORD_BYTES], r: &mut Record) -> Option<()> {
     };
     r.doubted_at_execution = RecordSet(u16::from_le_bytes([b[17], b[18]]));
     r.review_seq = from_opt(b[19]);
-    r.ghost_review_seq = from_opt(b[20]);
+    // The ghost's copy mirrors it unless the ghost trailer says otherwise.
+    r.ghost_review_seq = r.review_seq;
     Some(())
 }
 
@@ -226,46 +246,74 @@ impl State {
             .iter()
             .enumerate()
             .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
-        let ghosts = self.ghost.txns;
-        let ghost_mask = ghosts
-            .iter()
-            .enumerate()
-            .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
         let len = self.len();
         let start = out.len();
-        out.resize(
-            start
-                + packed_len(
-                    len,
-                    mask.count_ones() as usize,
-                    ghost_mask.count_ones() as usize,
-                ),
-            0,
-        );
+        // Written as if every ghost field mirrored its protocol field (the trailer count is the
+        // last byte, 0); the rare exceptions are appended afterwards and the count patched.
+        out.resize(start + packed_len(len, mask.count_ones() as usize, 0), 0);
         let [g0, g1] = self.ghost.violated.to_le_bytes();
         let mut w = Writer(&mut out[start..]);
         w.put([self.clock, self.next_seq, len as u8, g0, g1]);
+        let mut parted = false;
         for r in self.records() {
             w.put(pack_record(r));
+            parted |= r.ghost_review_seq != r.review_seq;
         }
         w.put([mask]);
-        for tx in txns.iter().flatten() {
-            let [s0, s1] = tx.snapshot.0.to_le_bytes();
-            w.put([tx.tier as u8, tx.isolation as u8, s0, s1, tx.snapshot_seq]);
-        }
-        w.put([ghost_mask]);
-        for g in ghosts.iter().flatten() {
-            let [s0, s1] = g.snapshot.0.to_le_bytes();
-            w.put([s0, s1, g.seq, g.level]);
+        for (tx, g) in txns.iter().zip(&self.ghost.txns) {
+            match (tx, g) {
+                (Some(tx), Some(g)) => {
+                    let [s0, s1] = tx.snapshot.0.to_le_bytes();
+                    w.put([tx.tier as u8, tx.isolation as u8, s0, s1, tx.snapshot_seq]);
+                    parted |= g.snapshot != tx.snapshot
+                        || g.seq != tx.snapshot_seq
+                        || g.level != tx.isolation as u8;
+                }
+                (Some(tx), None) => {
+                    let [s0, s1] = tx.snapshot.0.to_le_bytes();
+                    w.put([tx.tier as u8, tx.isolation as u8, s0, s1, tx.snapshot_seq]);
+                    parted = true;
+                }
+                (None, g) => parted |= g.is_some(),
+            }
         }
         for id in self.ids() {
             let a = self.audit(id);
             w.put([a.repairs_bits(), opt(a.cause)]);
         }
+        w.put([0]);
         debug_assert!(
             w.0.is_empty(),
             "[memtx internal bug] packed length miscounted"
         );
+        if parted {
+            self.pack_ghost_trailer(out);
+        }
+    }
+
+    /// Appends the ghost trailer's entries (the ghost fields that differ from their protocol
+    /// mirror) and patches its count, the last byte written so far.
+    #[cold]
+    fn pack_ghost_trailer(&self, out: &mut Vec<u8>) {
+        let count_at = out.len() - 1;
+        let mut count = 0u8;
+        for (id, r) in self.records().iter().enumerate() {
+            if r.ghost_review_seq != r.review_seq {
+                out.extend([GHOST_RECORD, id as u8, opt(r.ghost_review_seq), 0, 0, 0, 0]);
+                count += 1;
+            }
+        }
+        for (agent, g) in self.ghost.txns.iter().enumerate() {
+            if *g != mirror(self.txns()[agent]) {
+                let (present, [s0, s1], seq, level) = match g {
+                    Some(g) => (1, g.snapshot.0.to_le_bytes(), g.seq, g.level),
+                    None => (0, [0, 0], 0, 0),
+                };
+                out.extend([GHOST_TXN, agent as u8, present, s0, s1, seq, level]);
+                count += 1;
+            }
+        }
+        out[count_at] = count;
     }
 
     /// Decodes exactly the bytes [`State::pack`] wrote; `None` for anything else.
@@ -291,11 +339,9 @@ impl State {
         }
         let (&mask, after_mask) = rest.get(RECORD_BYTES * len..)?.split_first()?;
         let open = mask.count_ones() as usize;
-        let &ghost_mask = after_mask.get(TXN_BYTES * open)?;
-        let ghosts = ghost_mask.count_ones() as usize;
+        let &exceptions = after_mask.get(TXN_BYTES * open + 2 * len)?;
         if mask >> MAX_AGENTS != 0
-            || ghost_mask >> MAX_AGENTS != 0
-            || bytes.len() != packed_len(len, open, ghosts)
+            || bytes.len() != packed_len(len, open, exceptions as usize)
         {
             return None;
         }
@@ -310,31 +356,12 @@ impl State {
         {
             unpack_record(b.try_into().ok()?, r)?;
         }
-        let log_bytes = &rest[rest.len() - 2 * len..];
+        let (txn_bytes, rest) = rest[1..].split_at(TXN_BYTES * open);
+        let (log_bytes, trailer) = rest.split_at(2 * len);
         for (entry, b) in log.iter_mut().zip(log_bytes.chunks_exact(2)) {
             *entry = AuditEntry::from_parts(b[0], from_opt(b[1]));
         }
-        let mut txn_bytes = rest[1..1 + TXN_BYTES * open].chunks_exact(TXN_BYTES);
-        let ghost_start = 2 + TXN_BYTES * open;
-        let mut ghost_bytes =
-            rest[ghost_start..ghost_start + GHOST_TXN_BYTES * ghosts].chunks_exact(GHOST_TXN_BYTES);
-        for agent in 0..MAX_AGENTS {
-            self.ghost.txns[agent] = if ghost_mask & (1 << agent) == 0 {
-                None
-            } else {
-                let &[s0, s1, seq, level] = ghost_bytes.next()? else {
-                    return None;
-                };
-                if level > Isolation::ActionSafeRead as u8 {
-                    return None;
-                }
-                Some(GhostTxn {
-                    snapshot: RecordSet(u16::from_le_bytes([s0, s1])),
-                    seq,
-                    level,
-                })
-            };
-        }
+        let mut txn_bytes = txn_bytes.chunks_exact(TXN_BYTES);
         for agent in 0..MAX_AGENTS as u8 {
             let txn = if mask & (1 << agent) == 0 {
                 None
@@ -350,6 +377,45 @@ impl State {
                 })
             };
             self.set_txn(agent, txn);
+            self.ghost.txns[agent as usize] = mirror(txn);
+        }
+        // The ghost trailer: entries in canonical order (records by id, then agents), each
+        // naming a field that differs from its mirror.
+        let mut last: Option<(u8, u8)> = None;
+        for e in trailer[1..].chunks_exact(GHOST_ENTRY_BYTES) {
+            let &[tag, index, a, b, c, d, f] = e else {
+                return None;
+            };
+            if last.is_some_and(|l| l >= (tag, index)) {
+                return None;
+            }
+            last = Some((tag, index));
+            match tag {
+                GHOST_RECORD if (index as usize) < len && [b, c, d, f] == [0; 4] => {
+                    let r = self.record_mut(index);
+                    r.ghost_review_seq = from_opt(a);
+                    if r.ghost_review_seq == r.review_seq {
+                        return None;
+                    }
+                }
+                GHOST_TXN if (index as usize) < MAX_AGENTS => {
+                    let g = match a {
+                        0 if [b, c, d, f] == [0; 4] => None,
+                        1 if f <= Isolation::ActionSafeRead as u8 => Some(GhostTxn {
+                            snapshot: RecordSet(u16::from_le_bytes([b, c])),
+                            seq: d,
+                            level: f,
+                        }),
+                        _ => return None,
+                    };
+                    let slot = &mut self.ghost.txns[index as usize];
+                    if *slot == g {
+                        return None;
+                    }
+                    *slot = g;
+                }
+                _ => return None,
+            }
         }
         Some(())
     }
@@ -394,6 +460,47 @@ mod tests {
         for bytes in [&[][..], &[0, 0, 5], &[0, 0, 1, 0, 0, 1, 2, 3]] {
             let _ = locality(bytes);
         }
+    }
+
+    #[test]
+    fn ghost_fields_that_part_from_the_protocol_round_trip_through_the_trailer() {
+        let mut s = State::initial();
+        s.push_record(Record {
+            review_seq: Some(2),
+            ghost_review_seq: Some(2),
+            ..Record::default()
+        });
+        s.set_txn(
+            1,
+            Some(Txn {
+                tier: Tier::Medium,
+                isolation: Isolation::CommittedRead,
+                snapshot: RecordSet(1),
+                snapshot_seq: 3,
+            }),
+        );
+        s.ghost.txns[1] = mirror(s.txns()[1]);
+        let mut plain = Vec::new();
+        s.pack(&mut plain);
+        assert_eq!(plain.last(), Some(&0), "mirrored ghost fields cost one byte");
+        assert_eq!(State::unpack(&plain), Some(s.clone()));
+        // A defective protocol: the ghost saw another snapshot, and a review seq of its own.
+        s.ghost.txns[1] = Some(GhostTxn {
+            snapshot: RecordSet(0),
+            seq: 3,
+            level: Isolation::CommittedRead as u8,
+        });
+        s.ghost.txns[2] = Some(GhostTxn::default());
+        s.record_mut(0).ghost_review_seq = None;
+        let mut parted = Vec::new();
+        s.pack(&mut parted);
+        assert_eq!(parted.len(), plain.len() + 3 * GHOST_ENTRY_BYTES);
+        assert_eq!(State::unpack(&parted), Some(s.clone()));
+        // An entry that repeats the mirror is not canonical, and is refused.
+        let mut redundant = plain.clone();
+        *redundant.last_mut().unwrap() = 1;
+        redundant.extend([GHOST_RECORD, 0, 2, 0, 0, 0, 0]);
+        assert_eq!(State::unpack(&redundant), None);
     }
 
     #[test]

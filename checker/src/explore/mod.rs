@@ -398,7 +398,7 @@ where
         states_per_worker: shards.iter().map(Shard::len).collect(),
         coverage: options
             .coverage
-            .map(|_| coverage::finish(std::mem::take(&mut *sync::lock(&shared.coverage)))),
+            .map(|_| sync::lock(&shared.coverage).finish()),
         dropped_states: shared.sum(|c| &c.dropped),
         threads,
         exact: options.exact,

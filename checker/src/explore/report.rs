@@ -158,8 +158,8 @@ pub struct ExploreReport<State, Action> {
     /// By fingerprint the shares are about equal; with a locality key
     /// ([`super::ExploreOptions::locality`]) they are as even as the key spreads the states.
     pub states_per_worker: Vec<u64>,
-    /// With a coverage probe ([`super::ExploreOptions::coverage`]): per set of rules fired,
-    /// the attempted steps that fired it and the shortest run that did, ordered by set.
+    /// With a coverage probe ([`super::ExploreOptions::coverage`]): per rule (bit) that fired,
+    /// the attempted steps that fired it and the shortest run that did, in bit order.
     pub coverage: Option<Vec<super::CoverageTally>>,
     /// Worker threads used.
     pub threads: usize,

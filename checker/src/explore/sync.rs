@@ -151,7 +151,7 @@ pub(crate) struct Shared {
     /// and taken back once every worker has sent `Done` (so nobody reads it any more).
     pub(crate) parts: Vec<Mutex<Option<Arc<Part>>>>,
     /// The workers' coverage tallies, merged as each worker finishes.
-    pub(crate) coverage: Mutex<rustc_hash::FxHashMap<u128, (u64, usize)>>,
+    pub(crate) coverage: Mutex<super::coverage::Tally>,
 }
 
 impl Shared {
@@ -168,7 +168,7 @@ impl Shared {
                 .collect(),
             decision: Mutex::new(decision),
             parts: (0..threads).map(|_| Mutex::new(None)).collect(),
-            coverage: Mutex::new(rustc_hash::FxHashMap::default()),
+            coverage: Mutex::new(super::coverage::Tally::default()),
         }
     }
 
