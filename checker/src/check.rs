@@ -103,7 +103,10 @@ pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
             .as_deref()
             .map(crate::report::RuleCoverage::from_tallies),
         properties,
-    })
+        result: crate::report::Outcome::Incomplete,
+        complete: outcome.stopped_early.is_none(),
+    }
+    .with_outcome())
 }
 
 /// The verdict of one property, saving its trace when there is one to save.
@@ -183,16 +186,13 @@ pub fn render_text(r: &RunReport) -> String {
         None => out.push_str("rule coverage: not collected (stateright engine)\n"),
     }
     for p in &r.properties {
-        out.push_str(&format!("  {:<72} {}\n", p.name, p.cell()));
+        out.push_str(&format!("  {:<72} {}\n", p.name, r.cell(p)));
         if let (Some(t), Some(cmd)) = (&p.trace, &p.replay_command) {
             let from_checkout = cmd.strip_prefix("memtx ").unwrap_or(cmd);
             out.push_str(&format!("      trace: {t}\n      replay: {cmd}\n      (from a checkout: cargo run --release -- {from_checkout})\n"));
         }
     }
-    out.push_str(if r.passed() {
-        "result: PASS (every invariant holds, every example found)\n"
-    } else {
-        "result: FAIL\n"
-    });
+    out.push_str(&r.result_line());
+    out.push('\n');
     out
 }

@@ -5,7 +5,15 @@ use std::path::PathBuf;
 
 /// memtx: bounded exhaustive model checking of the MemTX belief-commit protocol.
 #[derive(Parser, Debug)]
-#[command(name = "memtx", version, about, long_about = None)]
+#[command(
+    name = "memtx",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit codes: 0 pass (complete, every invariant holds, every example reached); \
+1 fail (a violation, or an example never reached in a complete run); 2 bad input; \
+3 incomplete (stopped early without a violation: nothing is proved beyond the states visited)."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

@@ -50,6 +50,21 @@ pub struct RunOptions {
     pub max_depth: Option<usize>,
 }
 
+impl RunOptions {
+    /// The fast engine on `threads` threads, no symmetry, no limits: an exhaustive run.
+    pub fn fast(threads: usize) -> Self {
+        RunOptions {
+            engine: Engine::Fast,
+            threads,
+            symmetry: false,
+            exact: false,
+            max_memory: None,
+            max_states: None,
+            max_depth: None,
+        }
+    }
+}
+
 /// A path: each state with the action taken from it; the last state has `None`.
 pub type Path = Vec<(State, Option<Op>)>;
 

@@ -47,7 +47,7 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
                     }
                 }
             }
-            Ok(if result.passed() { 0 } else { 1 })
+            Ok(result.outcome().exit_code())
         }
         Command::List(args) => {
             if args.json {

@@ -532,3 +532,67 @@ fn suite_quick_prints_the_matrix_and_union_coverage() {
         assert!(dir.join("rep").join(f).is_file(), "{f} written");
     }
 }
+
+#[test]
+fn a_run_stopped_early_is_incomplete_never_a_pass() {
+    let dir = scratch("incomplete");
+    let out = memtx(
+        &["check", "--preset", "quick", "--max-states", "1000"],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("result: INCOMPLETE (stopped by max states"),
+        "{text}"
+    );
+    assert!(!text.contains("PASS"), "{text}");
+    assert!(text.contains("holds so far (to depth"), "{text}");
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--max-states",
+            "1000",
+            "--json",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["result"], "incomplete");
+    assert_eq!(v["complete"], false);
+    // A violation found before the stop is a real counterexample: the run fails.
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-action-gate",
+            "--max-states",
+            "5000",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("result: FAIL (I1 violated"), "{text}");
+    // A complete run that fails names what failed.
+    let out = memtx(
+        &["check", "--preset", "quick", "--variant", "no-cascade"],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("result: FAIL (I2 violated; E2 not reached"),
+        "{text}"
+    );
+}

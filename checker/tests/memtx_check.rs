@@ -12,12 +12,7 @@ use std::path::Path;
 fn opts(engine: Engine, threads: usize) -> RunOptions {
     RunOptions {
         engine,
-        threads,
-        symmetry: false,
-        exact: false,
-        max_memory: None,
-        max_states: None,
-        max_depth: None,
+        ..RunOptions::fast(threads)
     }
 }
 

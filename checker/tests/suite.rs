@@ -74,16 +74,7 @@ fn the_quick_suite_exercises_every_rule_and_matches_the_manifest() {
 
 fn coverage(name: &str, threads: usize) -> RuleCoverage {
     let cfg = preset(name, Variant::Memtx).expect("a preset");
-    let opts = RunOptions {
-        engine: Engine::Fast,
-        threads,
-        symmetry: false,
-        exact: false,
-        max_memory: None,
-        max_states: None,
-        max_depth: None,
-    };
-    let out = run(&MemTx::new(cfg), &opts, None).expect("runs");
+    let out = run(&MemTx::new(cfg), &RunOptions::fast(threads), None).expect("runs");
     RuleCoverage::from_tallies(out.rule_tallies.as_deref().expect("tallies"))
 }
 
@@ -102,12 +93,7 @@ fn the_stateright_engine_says_it_collects_no_coverage() {
     let cfg = preset("scopes", Variant::Memtx).expect("a preset");
     let opts = RunOptions {
         engine: Engine::Stateright,
-        threads: 1,
-        symmetry: false,
-        exact: false,
-        max_memory: None,
-        max_states: None,
-        max_depth: None,
+        ..RunOptions::fast(1)
     };
     let out = run(&MemTx::new(cfg), &opts, None).expect("runs");
     assert!(out.rule_tallies.is_none());

@@ -58,7 +58,10 @@ fn report(variant: Variant, broken: &[&str]) -> RunReport {
         coverage: Coverage::Exhaustive,
         rules: None,
         properties,
+        result: memtx_checker::report::Outcome::Incomplete,
+        complete: true,
     }
+    .with_outcome()
 }
 
 #[test]

@@ -100,7 +100,12 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
     // One pass over the records: which moved to Revoked or Superseded in this step. Most
     // steps move nothing, and then only the judges of commits can have work to do.
     let (mut retracted, mut superseded) = (RecordSet::EMPTY, RecordSet::EMPTY);
-    for (id, (before, after)) in pre.records().iter().zip(post.records_mut_ghost()).enumerate() {
+    for (id, (before, after)) in pre
+        .records()
+        .iter()
+        .zip(post.records_mut_ghost())
+        .enumerate()
+    {
         if before.life() != after.life() {
             match after.life() {
                 Life::Revoked => retracted.insert(id as RecordId),
@@ -113,6 +118,9 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         }
     }
     let commits = matches!(op, Op::Commit { .. } | Op::Resolve { keep: true, .. });
+    if let Op::Commit { agent } = *op {
+        judge_quarantine_reasons(cfg, pre, agent, post);
+    }
     if commits || !superseded.is_empty() {
         let committed = committed_in_step(pre, op, post);
         judge_commits(cfg, pre, committed, post);
@@ -222,13 +230,8 @@ fn committed_in_step(pre: &State, op: &Op, post: &State) -> RecordSet {
 fn judge_commits(cfg: &Config, pre: &State, committed: RecordSet, post: &mut State) {
     for id in committed.iter() {
         let r = *post.record(id);
-        if r.kind == Kind::Belief {
-            let confident = r.confidence.value() >= GHOST_CONFIDENCE_THRESHOLD;
-            let authoritative =
-                cfg.bounds.sources[r.source as usize].value() >= GHOST_AUTHORITY_THRESHOLD;
-            if !confident && !authoritative {
-                post.ghost.violate(10);
-            }
+        if r.kind == Kind::Belief && !meets_evidence(cfg, &r) {
+            post.ghost.violate(10);
         }
         if !(r.validity.from <= pre.clock && pre.clock < r.validity.until) {
             post.ghost.violate(11);
@@ -259,6 +262,36 @@ fn judge_commits(cfg: &Config, pre: &State, committed: RecordSet, post: &mut Sta
         });
         if unsound {
             post.ghost.violate(13);
+        }
+    }
+}
+
+/// Does belief `r` meet the evidence rule, in the ghost's own words (§6 check 1)?
+fn meets_evidence(cfg: &Config, r: &Record) -> bool {
+    r.confidence.value() >= GHOST_CONFIDENCE_THRESHOLD
+        || cfg.bounds.sources[r.source as usize].value() >= GHOST_AUTHORITY_THRESHOLD
+}
+
+/// I10 and I11, the other direction: a record the commit quarantined *for evidence* did not
+/// meet the evidence rule, and one quarantined *as expired* was not valid at the commit's
+/// clock. (A reason code that is not true is a check that refuses too much: without this
+/// half, a protocol that quarantined every record would satisfy I10 and I11, and only the
+/// examples would notice.)
+fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, post: &mut State) {
+    for id in pre.ids() {
+        let before = pre.record(id);
+        let after = post.record(id);
+        if before.writer != Some(agent) || after.life() != Life::Quarantined {
+            continue;
+        }
+        match after.reason {
+            Some(Reason::Evidence) if meets_evidence(cfg, after) => post.ghost.violate(10),
+            Some(Reason::Expired)
+                if after.validity.from <= pre.clock && pre.clock < after.validity.until =>
+            {
+                post.ghost.violate(11)
+            }
+            _ => {}
         }
     }
 }

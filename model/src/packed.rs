@@ -340,9 +340,7 @@ impl State {
         let (&mask, after_mask) = rest.get(RECORD_BYTES * len..)?.split_first()?;
         let open = mask.count_ones() as usize;
         let &exceptions = after_mask.get(TXN_BYTES * open + 2 * len)?;
-        if mask >> MAX_AGENTS != 0
-            || bytes.len() != packed_len(len, open, exceptions as usize)
-        {
+        if mask >> MAX_AGENTS != 0 || bytes.len() != packed_len(len, open, exceptions as usize) {
             return None;
         }
         self.clock = clock;
@@ -482,7 +480,11 @@ mod tests {
         s.ghost.txns[1] = mirror(s.txns()[1]);
         let mut plain = Vec::new();
         s.pack(&mut plain);
-        assert_eq!(plain.last(), Some(&0), "mirrored ghost fields cost one byte");
+        assert_eq!(
+            plain.last(),
+            Some(&0),
+            "mirrored ghost fields cost one byte"
+        );
         assert_eq!(State::unpack(&plain), Some(s.clone()));
         // A defective protocol: the ghost saw another snapshot, and a review seq of its own.
         s.ghost.txns[1] = Some(GhostTxn {

@@ -111,12 +111,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
     ),
     always!(
         "I10",
-        "every record that commits met the evidence rule",
+        "no record commits without evidence, or is quarantined despite it",
         evidence_at_commit
     ),
     always!(
         "I11",
-        "every record that commits was valid at the commit's clock",
+        "no record commits outside its validity, or is quarantined as expired inside it",
         validity_at_commit
     ),
     always!(
@@ -290,12 +290,14 @@ pub fn no_harm_from_known_doubt(_: &MemTx, s: &State) -> bool {
 }
 
 /// I10 evidence at commit (ghost: every record committed by Commit or `Resolve(keep)` judged
-/// against the thresholds confidence ≥ 0.6 or authority ≥ 0.9 as it committed).
+/// against the thresholds confidence ≥ 0.6 or authority ≥ 0.9 as it committed; and, the other
+/// way, every record quarantined for evidence did not meet them).
 pub fn evidence_at_commit(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(10)
 }
 
-/// I11 validity at commit (ghost: every record committed had `from ≤ now < until`).
+/// I11 validity at commit (ghost: every record committed had `from ≤ now < until`; every
+/// record quarantined as expired did not).
 pub fn validity_at_commit(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(11)
 }

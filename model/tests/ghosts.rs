@@ -269,3 +269,27 @@ fn i5_judges_against_the_level_the_spec_assigns() {
     observe_step(&cfg(), &bad, &read, &mut post);
     assert!(!isolation(&model(), &post));
 }
+
+#[test]
+fn i10_and_i11_break_when_a_quarantine_reason_is_not_true() {
+    // A confident record from a mid source meets the evidence rule; a defective pipeline
+    // quarantines it "for evidence" anyway.
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).into()]);
+    let mut bad = pre.clone();
+    bad.move_record(0, Life::Quarantined).unwrap();
+    bad.record_mut(0).reason = Some(Reason::Evidence);
+    bad.record_mut(0).writer = None;
+    bad.set_txn(0, None);
+    let judged = judge(&pre, &commit(0), bad.clone());
+    assert!(!evidence_at_commit(&model(), &judged));
+    // The same record quarantined "as expired" while valid now.
+    bad.record_mut(0).reason = Some(Reason::Expired);
+    let judged = judge(&pre, &commit(0), bad);
+    assert!(!validity_at_commit(&model(), &judged));
+    // The protocol quarantines a low-confidence one for evidence, truly.
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).low_confidence().into()]);
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(0).reason, Some(Reason::Evidence));
+    assert!(evidence_at_commit(&model(), &good));
+    assert!(validity_at_commit(&model(), &good));
+}

@@ -168,6 +168,31 @@ impl PropertyOutcome {
     }
 }
 
+/// What a run establishes as a whole: the `result` of `--json` and the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Complete, every invariant holds and every example was reached (exit 0).
+    Pass,
+    /// An invariant is violated (complete or not: the counterexample is real), or a complete
+    /// run never reached an example (exit 1).
+    Fail,
+    /// Stopped early (a limit, memory, an interrupt) with no violation: nothing is proved
+    /// beyond the states visited (exit 3).
+    Incomplete,
+}
+
+impl Outcome {
+    /// The process exit code: 0, 1 or 3 (2 is a user error).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Pass => 0,
+            Outcome::Fail => 1,
+            Outcome::Incomplete => 3,
+        }
+    }
+}
+
 /// Everything one check established (see the module docs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
@@ -223,12 +248,96 @@ pub struct RunReport {
     pub rules: Option<RuleCoverage>,
     /// One entry per property.
     pub properties: Vec<PropertyOutcome>,
+    /// `pass`, `fail` or `incomplete` (see [`Outcome`]); written for readers of the JSON,
+    /// recomputed from the rest by [`RunReport::outcome`].
+    #[serde(default = "default_outcome")]
+    pub result: Outcome,
+    /// Whether the run visited every reachable state within its bounds.
+    #[serde(default)]
+    pub complete: bool,
+}
+
+fn default_outcome() -> Outcome {
+    Outcome::Incomplete
 }
 
 impl RunReport {
-    /// True when no invariant is violated and no checked example is missing.
+    /// The run's outcome: a violation fails it even when it stopped early (the
+    /// counterexample is real); otherwise an incomplete run proves nothing beyond what it
+    /// visited; a complete run passes when every checked example was reached.
+    pub fn outcome(&self) -> Outcome {
+        let violated = self
+            .properties
+            .iter()
+            .any(|p| p.verdict == Verdict::Violated);
+        if violated {
+            Outcome::Fail
+        } else if !self.coverage.is_exhaustive() {
+            Outcome::Incomplete
+        } else if self.properties.iter().any(|p| p.verdict.is_failure()) {
+            Outcome::Fail
+        } else {
+            Outcome::Pass
+        }
+    }
+
+    /// The report with its `result` field set from [`RunReport::outcome`].
+    pub fn with_outcome(mut self) -> Self {
+        self.result = self.outcome();
+        self
+    }
+
+    /// True when the run is complete, no invariant is violated and no checked example is
+    /// missing.
     pub fn passed(&self) -> bool {
-        !self.properties.iter().any(|p| p.verdict.is_failure())
+        self.outcome() == Outcome::Pass
+    }
+
+    /// One property's verdict in words, honest about an incomplete run: an invariant "holds
+    /// so far (to depth d)", an example is "not reached yet".
+    pub fn cell(&self, p: &PropertyOutcome) -> String {
+        if self.coverage.is_exhaustive() {
+            return p.cell();
+        }
+        match p.verdict {
+            Verdict::Holds => format!("holds so far (to depth {})", self.max_depth),
+            Verdict::ExampleNotFound => "not reached yet".into(),
+            _ => p.cell(),
+        }
+    }
+
+    /// The result line: `result: PASS (…)`, `result: FAIL (I2 violated; E2 not reached)`,
+    /// `result: INCOMPLETE (stopped by max states)`.
+    pub fn result_line(&self) -> String {
+        let failures: Vec<String> = self
+            .properties
+            .iter()
+            .filter(|p| p.verdict.is_failure())
+            .filter(|p| self.coverage.is_exhaustive() || p.verdict == Verdict::Violated)
+            .map(|p| match p.verdict {
+                Verdict::Violated => format!("{} violated", p.key),
+                _ => format!("{} not reached", p.key),
+            })
+            .collect();
+        match self.outcome() {
+            Outcome::Pass => {
+                "result: PASS (every invariant holds, every example found)".to_string()
+            }
+            Outcome::Fail => format!("result: FAIL ({})", failures.join("; ")),
+            Outcome::Incomplete => {
+                let reason = match &self.coverage {
+                    Coverage::StoppedEarly { reason } => reason
+                        .strip_prefix("stopped early: ")
+                        .unwrap_or(reason)
+                        .to_string(),
+                    Coverage::Exhaustive => "nothing".into(),
+                };
+                format!(
+                    "result: INCOMPLETE (stopped by {reason}; no violation among the {} states visited)",
+                    self.unique_states
+                )
+            }
+        }
     }
 
     /// The outcome of property `key`, if listed.
@@ -278,10 +387,12 @@ impl RunReport {
             s,
             "**{}.** {}\n",
             capitalize(&self.coverage.to_string()),
-            if self.passed() {
-                "Every checked invariant holds and every checked example was reached."
-            } else {
-                "Some property failed: see the table below."
+            match self.outcome() {
+                Outcome::Pass =>
+                    "Every checked invariant holds and every checked example was reached.",
+                Outcome::Fail => "Some property failed: see the table below.",
+                Outcome::Incomplete =>
+                    "No violation among the states visited, but the run stopped early: nothing is proved beyond them.",
             }
         );
         let _ = writeln!(s, "| | |\n|---|---|");
@@ -360,9 +471,9 @@ impl RunReport {
                 escape(&p.name),
                 p.kind.name(),
                 if p.verdict.is_failure() {
-                    format!("**{}**", p.cell())
+                    format!("**{}**", self.cell(p))
                 } else {
-                    p.cell()
+                    self.cell(p)
                 },
                 p.trace
                     .as_deref()

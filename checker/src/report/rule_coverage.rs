@@ -40,15 +40,7 @@ pub struct RuleCoverage {
 impl RuleCoverage {
     /// Coverage from the explorer's tallies.
     pub fn from_tallies(tallies: &[CoverageTally]) -> Self {
-        let mut rules: Vec<RuleCount> = RULES
-            .iter()
-            .map(|r| RuleCount {
-                id: r.id.to_string(),
-                section: r.section.to_string(),
-                fired: 0,
-                first_step: None,
-            })
-            .collect();
+        let mut rules = Self::unfired();
         for t in tallies {
             if let Some(row) = rules.get_mut(t.bit as usize) {
                 row.fired += t.steps;
@@ -56,6 +48,19 @@ impl RuleCoverage {
             }
         }
         Self::of(rules)
+    }
+
+    /// One row per rule of the table, none fired yet.
+    fn unfired() -> Vec<RuleCount> {
+        RULES
+            .iter()
+            .map(|r| RuleCount {
+                id: r.id.to_string(),
+                section: r.section.to_string(),
+                fired: 0,
+                first_step: None,
+            })
+            .collect()
     }
 
     fn of(rules: Vec<RuleCount>) -> Self {
@@ -68,15 +73,7 @@ impl RuleCoverage {
 
     /// The union of several runs' coverage (a rule fired if it fired in any of them).
     pub fn union<'a>(all: impl IntoIterator<Item = &'a RuleCoverage>) -> Self {
-        let mut rules: Vec<RuleCount> = RULES
-            .iter()
-            .map(|r| RuleCount {
-                id: r.id.to_string(),
-                section: r.section.to_string(),
-                fired: 0,
-                first_step: None,
-            })
-            .collect();
+        let mut rules = Self::unfired();
         for cov in all {
             for (row, other) in rules.iter_mut().zip(&cov.rules) {
                 row.fired += other.fired;
