@@ -272,26 +272,83 @@ fn meets_evidence(cfg: &Config, r: &Record) -> bool {
         || cfg.bounds.sources[r.source as usize].value() >= GHOST_AUTHORITY_THRESHOLD
 }
 
-/// I10 and I11, the other direction: a record the commit quarantined *for evidence* did not
-/// meet the evidence rule, and one quarantined *as expired* was not valid at the commit's
-/// clock. (A reason code that is not true is a check that refuses too much: without this
-/// half, a protocol that quarantined every record would satisfy I10 and I11, and only the
-/// examples would notice.)
+/// The reasons a commit gives must be true (the other direction of I3, I7, I10–I13): a record
+/// quarantined *for evidence* did not meet the evidence rule, one quarantined *as expired* was
+/// not valid at the commit's clock, one aborted as a *stale* write had a rival committed after
+/// the snapshot, one aborted as *outranked* had a higher-authority rival, one sent to *review*
+/// had an equal-authority rival from another source, one quarantined for an *inactive parent*,
+/// an *unstable dependency* or *permission* had an inactive ancestor, an ancestor pending
+/// revocation or a narrower ancestor. A reason that is not true is a check that refuses too
+/// much: without this, a protocol that quarantined every record would satisfy every invariant,
+/// and only the examples would notice.
 fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, post: &mut State) {
+    let seq = pre.ghost.txns[agent as usize].map_or(0, |t| t.seq);
     for id in pre.ids() {
         let before = pre.record(id);
-        let after = post.record(id);
-        if before.writer != Some(agent) || after.life() != Life::Quarantined {
+        if before.writer != Some(agent) || before.life() != Life::Tentative {
             continue;
         }
-        match after.reason {
-            Some(Reason::Evidence) if meets_evidence(cfg, after) => post.ghost.violate(10),
-            Some(Reason::Expired)
-                if after.validity.from <= pre.clock && pre.clock < after.validity.until =>
-            {
-                post.ghost.violate(11)
+        let r = *post.record(id);
+        let Some(reason) = r.reason else { continue };
+        // Rivals the record was judged against: in force before the step, or committed by
+        // this commit before it (records are judged in id order).
+        let rival = |x: RecordId, p: &dyn Fn(&Record) -> bool| {
+            let (was, now) = (pre.record(x), post.record(x));
+            x != id
+                && contradict(&r, now)
+                && (in_force(was.life())
+                    || (x < id
+                        && was.writer == Some(agent)
+                        && matches!(
+                            now.life(),
+                            Life::Committed | Life::ActionSafe | Life::Superseded
+                        )))
+                && p(now)
+        };
+        let any_rival = |p: &dyn Fn(&Record) -> bool| pre.ids().any(|x| rival(x, p));
+        let ancestors = ghost_ancestors(post, id);
+        let any_ancestor = |p: &dyn Fn(&Record) -> bool| {
+            ancestors
+                .iter()
+                .any(|a| p(post.record(a)) || p(pre.record(a)))
+        };
+        let theirs = |o: &Record| authority(cfg, o);
+        let mine = authority(cfg, &r);
+        let (truthful, property) = match (r.life(), reason) {
+            (Life::Quarantined, Reason::Evidence) => (!meets_evidence(cfg, &r), 10),
+            (Life::Quarantined, Reason::Expired) => (
+                !(r.validity.from <= pre.clock && pre.clock < r.validity.until),
+                11,
+            ),
+            (Life::Revoked, Reason::StaleWrite) => (
+                any_rival(&|o| o.seq.is_some_and(|s| s >= seq) && in_force(o.life())),
+                7,
+            ),
+            (Life::Revoked, Reason::Outranked) => (any_rival(&|o| theirs(o) > mine), 12),
+            (Life::Quarantined, Reason::Review) => (
+                any_rival(&|o| theirs(o) == mine && o.source != r.source),
+                12,
+            ),
+            (Life::Quarantined, Reason::InactiveParent) => (
+                any_ancestor(&|a| {
+                    matches!(
+                        a.life(),
+                        Life::Revoked | Life::Superseded | Life::Quarantined
+                    )
+                }),
+                13,
+            ),
+            (Life::Revoked, Reason::RevokedParent) => {
+                (any_ancestor(&|a| a.life() == Life::Revoked), 13)
             }
-            _ => {}
+            (Life::Quarantined, Reason::UnstableDependency) => {
+                (any_ancestor(&|a| a.pending_revocation), 13)
+            }
+            (Life::Quarantined, Reason::Permission) => (any_ancestor(&|a| a.scope < r.scope), 3),
+            _ => (true, 0),
+        };
+        if !truthful {
+            post.ghost.violate(property);
         }
     }
 }

@@ -219,11 +219,15 @@ pub fn cascade_repair_completeness(_: &MemTx, s: &State) -> bool {
 
 /// I3 no permission laundering: a committed record's scope is no wider than the narrowest scope
 /// among its transitive ancestors.
+///
+/// And (ghost) no record was quarantined for permission laundering that had no narrower
+/// ancestor: the reason a commit gives must be true.
 pub fn no_permission_laundering(_: &MemTx, s: &State) -> bool {
-    s.ids().all(|id| {
-        let r = s.record(id);
-        !r.life().is_committed() || s.ancestors(id).iter().all(|a| s.record(a).scope >= r.scope)
-    })
+    !s.ghost.is_violated(3)
+        && s.ids().all(|id| {
+            let r = s.record(id);
+            !r.life().is_committed() || s.ancestors(id).iter().all(|a| s.record(a).scope >= r.scope)
+        })
 }
 
 /// I4 lifecycle legality (ghost: every move judged against the spec's table as it happened).

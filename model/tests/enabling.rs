@@ -418,3 +418,51 @@ fn operations_on_unknown_records_are_refused() {
     }
     s.finish();
 }
+
+#[test]
+fn each_operation_creates_exactly_the_record_it_names() {
+    // Every field a Stage, an Observe and a CallTool name lands in the new record (mutation
+    // testing found nothing else that would notice a dropped field).
+    use memtx_model::record::{Effect, Validity};
+    scenario("fields")
+        .step(begin_medium(1))
+        .step(
+            belief(1, 1, 1)
+                .source(HIGH)
+                .low_confidence()
+                .private()
+                .valid(0, 2),
+        )
+        .expect(|s| {
+            let r = s.record(0);
+            assert_eq!(
+                (r.kind, r.slot, r.value, r.source),
+                (Kind::Belief, 1, 1, HIGH)
+            );
+            assert_eq!(r.confidence, memtx_model::evidence::Confidence::Low);
+            assert_eq!((r.owner, r.scope, r.writer), (1, Scope::Private, Some(1)));
+            assert_eq!(r.validity, Validity { from: 0, until: 2 });
+            assert_eq!(r.life(), Life::Tentative);
+        })
+        .step(summary(1, &[0]).private())
+        .expect(|s| assert_eq!(s.record(1).parents.iter().collect::<Vec<_>>(), [0]))
+        .step(observe(HIGH, 1, 1, Scope::Shared, 2))
+        .expect(|s| {
+            let r = s.record(2);
+            assert_eq!((r.slot, r.value, r.source, r.owner), (1, 1, HIGH, 2));
+            assert_eq!(
+                (r.scope, r.life(), r.writer),
+                (Scope::Shared, Life::Raw, None)
+            );
+        })
+        .step(commit(1))
+        .step(begin_medium(1))
+        .step(reversible(1, &[0]))
+        .expect(|s| {
+            let r = s.record(3);
+            assert_eq!((r.kind, r.owner), (Kind::ReversibleAction, 1));
+            assert_eq!(r.parents.iter().collect::<Vec<_>>(), [0]);
+            assert_eq!(r.effect, Some(Effect::Executed));
+        })
+        .finish();
+}

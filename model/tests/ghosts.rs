@@ -293,3 +293,39 @@ fn i10_and_i11_break_when_a_quarantine_reason_is_not_true() {
     assert!(evidence_at_commit(&model(), &good));
     assert!(validity_at_commit(&model(), &good));
 }
+
+#[test]
+fn every_reason_a_commit_gives_must_be_true() {
+    // r0 alone, confident, valid, parentless: any reason to refuse it is false.
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).into()]);
+    let refuse = |life: Life, reason: Reason| {
+        let mut bad = pre.clone();
+        bad.move_record(0, life).unwrap();
+        bad.record_mut(0).reason = Some(reason);
+        bad.record_mut(0).writer = None;
+        bad.set_txn(0, None);
+        judge(&pre, &commit(0), bad)
+    };
+    let m = model();
+    let s = refuse(Life::Quarantined, Reason::Review);
+    assert!(!adjudication(&m, &s), "review without an equal rival");
+    let s = refuse(Life::Revoked, Reason::Outranked);
+    assert!(!adjudication(&m, &s), "outranked without a higher rival");
+    let s = refuse(Life::Revoked, Reason::StaleWrite);
+    assert!(!no_stale_override(&m, &s), "stale without a newer rival");
+    let s = refuse(Life::Quarantined, Reason::InactiveParent);
+    assert!(
+        !sound_lineage_at_commit(&m, &s),
+        "inactive parent without a parent"
+    );
+    let s = refuse(Life::Quarantined, Reason::UnstableDependency);
+    assert!(
+        !sound_lineage_at_commit(&m, &s),
+        "unstable without an ancestor in doubt"
+    );
+    let s = refuse(Life::Quarantined, Reason::Permission);
+    assert!(
+        !memtx_model::properties::no_permission_laundering(&m, &s),
+        "laundering without a narrower ancestor"
+    );
+}
