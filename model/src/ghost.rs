@@ -320,8 +320,16 @@ fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, post: &mut Sta
                 !(r.validity.from <= pre.clock && pre.clock < r.validity.until),
                 11,
             ),
+            // Stale: a rival committed after the snapshot and before this commit began (one
+            // committed by this very commit is judged by authority, not as stale).
             (Life::Revoked, Reason::StaleWrite) => (
-                any_rival(&|o| o.seq.is_some_and(|s| s >= seq) && in_force(o.life())),
+                pre.ids().any(|x| {
+                    let o = pre.record(x);
+                    x != id
+                        && in_force(o.life())
+                        && contradict(&r, o)
+                        && o.seq.is_some_and(|s| s >= seq)
+                }),
                 7,
             ),
             (Life::Revoked, Reason::Outranked) => (any_rival(&|o| theirs(o) > mine), 12),

@@ -158,3 +158,52 @@ fn a_commit_fires_its_pipeline_outcomes() {
         assert!(!has(&fired, rule), "{} fired: {fired:?}", rule.id());
     }
 }
+
+#[test]
+fn evidence_by_authority_fires_only_for_a_record_that_needed_it() {
+    let (_, fired) = fired_by_last(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(HIGH).into(),
+        commit(0),
+    ]);
+    assert!(!has(&fired, Rule::PipeEvidenceByAuthority), "{fired:?}");
+    let (_, fired) = fired_by_last(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(HIGH).low_confidence().into(),
+        commit(0),
+    ]);
+    assert!(has(&fired, Rule::PipeEvidenceByAuthority), "{fired:?}");
+}
+
+#[test]
+fn a_deferred_effect_fires_only_when_a_won_rival_is_left_alone() {
+    // r1 (high) would supersede r0 (mid) but its parent is pending revocation: deferred.
+    let (s, fired) = fired_by_last(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_A).into(),
+        belief(0, 1, 0).into(),
+        commit(0),
+        request_revocation(1),
+        begin_medium(0),
+        belief(0, 0, 1).source(HIGH).parents(&[1]).into(),
+        commit(0),
+    ]);
+    assert_eq!(
+        s.record(2).reason,
+        Some(memtx_model::record::Reason::UnstableDependency)
+    );
+    assert!(has(&fired, Rule::PipeDeferredEffect), "{fired:?}");
+    assert!(has(&fired, Rule::PipeStabilityFail), "{fired:?}");
+    // The same failure with no rival to win against defers nothing.
+    let (_, fired) = fired_by_last(&[
+        begin_medium(0),
+        belief(0, 1, 0).into(),
+        commit(0),
+        request_revocation(0),
+        begin_medium(0),
+        belief(0, 0, 1).source(HIGH).parents(&[0]).into(),
+        commit(0),
+    ]);
+    assert!(has(&fired, Rule::PipeStabilityFail), "{fired:?}");
+    assert!(!has(&fired, Rule::PipeDeferredEffect), "{fired:?}");
+}
