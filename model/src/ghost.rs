@@ -10,7 +10,7 @@
 use crate::config::Config;
 use crate::lifecycle::Life;
 use crate::ops::Op;
-use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet};
+use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet, Scope};
 use crate::state::{Ghost, GhostTxn, State};
 use crate::txn::{Isolation, Tier};
 
@@ -121,8 +121,12 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
     if let Op::Commit { agent } = *op {
         judge_quarantine_reasons(cfg, pre, agent, post);
     }
+    if let Op::CallTool { .. } = op {
+        judge_entry_state(pre, op, RecordSet::EMPTY, post);
+    }
     if commits || !superseded.is_empty() {
         let committed = committed_in_step(pre, op, post);
+        judge_entry_state(pre, op, committed, post);
         judge_commits(cfg, pre, committed, post);
         judge_supersessions(cfg, pre, op, committed, superseded, post);
     }
@@ -322,19 +326,18 @@ fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, post: &mut Sta
             ),
             // Stale: a rival committed after the snapshot and before this commit began (one
             // committed by this very commit is judged by authority, not as stale).
-            (Life::Revoked, Reason::StaleWrite) => (
-                pre.ids().any(|x| {
-                    let o = pre.record(x);
-                    x != id
-                        && in_force(o.life())
-                        && contradict(&r, o)
-                        && o.seq.is_some_and(|s| s >= seq)
-                }),
-                7,
+            (Life::Revoked, Reason::StaleWrite) => (stale_rival(pre, &r, id, seq), 7),
+            // The outcomes rank (revision 2): stale before higher before review. A record
+            // outranked or sent to review while a stale rival stood, or sent to review while a
+            // higher one stood, was decided by the wrong rival (revision 1's first-rival-decides).
+            (Life::Revoked, Reason::Outranked) => (
+                any_rival(&|o| theirs(o) > mine) && !stale_rival(pre, &r, id, seq),
+                12,
             ),
-            (Life::Revoked, Reason::Outranked) => (any_rival(&|o| theirs(o) > mine), 12),
             (Life::Quarantined, Reason::Review) => (
-                any_rival(&|o| theirs(o) == mine && o.source != r.source),
+                any_rival(&|o| theirs(o) == mine && o.source != r.source)
+                    && !any_rival(&|o| theirs(o) > mine)
+                    && !stale_rival(pre, &r, id, seq),
                 12,
             ),
             (Life::Quarantined, Reason::InactiveParent) => (
@@ -358,6 +361,45 @@ fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, post: &mut Sta
         if !truthful {
             post.ghost.violate(property);
         }
+    }
+}
+
+/// Is there a rival of `r` (record `id`) committed after the snapshot (sequence `seq`) and
+/// before this commit began?
+fn stale_rival(pre: &State, r: &Record, id: RecordId, seq: u8) -> bool {
+    pre.ids().any(|x| {
+        let o = pre.record(x);
+        x != id && in_force(o.life()) && contradict(r, o) && o.seq.is_some_and(|s| s >= seq)
+    })
+}
+
+/// I4, when a record enters the lifecycle in force: a commit inside an external-action
+/// transaction makes its records ActionSafe, any other commit (and `Resolve(keep)`) makes them
+/// Committed, and an executed tool action enters as ActionSafe exactly in an external-action
+/// transaction (§3, §8). (A protocol that swapped the two passes every other property: the
+/// strong gate and I1 judge against whatever is ActionSafe.)
+fn judge_entry_state(pre: &State, op: &Op, committed: RecordSet, post: &mut State) {
+    let tier_of = |agent: u8| pre.txns()[agent as usize].map(|t| t.tier);
+    let (expected, ids) = match *op {
+        Op::Commit { agent } => (tier_of(agent), committed),
+        Op::Resolve { .. } => (Some(Tier::Medium), committed),
+        Op::CallTool { agent, .. } if post.len() > pre.len() => {
+            (tier_of(agent), RecordSet::single(pre.len() as RecordId))
+        }
+        _ => return,
+    };
+    let Some(tier) = expected else { return };
+    let want = if tier == Tier::ExternalAction {
+        Life::ActionSafe
+    } else {
+        Life::Committed
+    };
+    let wrong = ids.iter().any(|id| {
+        let life = post.record(id).life();
+        in_force(life) && life != want
+    });
+    if wrong {
+        post.ghost.violate(4);
     }
 }
 
@@ -492,6 +534,10 @@ fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
     };
     for id in read.iter() {
         let r = pre.record(id);
+        // I3: a Private record is read by its owner only (visible no wider than its scope).
+        if r.scope == Scope::Private && r.owner != agent {
+            ghost.violate(3);
+        }
         if r.writer == Some(agent) {
             continue;
         }

@@ -150,6 +150,7 @@ fn a_commit_fires_its_pipeline_outcomes() {
     }
     for rule in [
         Rule::PipeConflictSeveral,
+        Rule::PipeConflictCorrection,
         Rule::PipeConflictReview,
         Rule::PipePassActionSafe,
         Rule::PipeEvidenceByAuthority,
@@ -167,6 +168,8 @@ fn evidence_by_authority_fires_only_for_a_record_that_needed_it() {
         commit(0),
     ]);
     assert!(!has(&fired, Rule::PipeEvidenceByAuthority), "{fired:?}");
+    // A record without any rival judges no rivals at all.
+    assert!(!has(&fired, Rule::PipeConflictSeveral), "{fired:?}");
     let (_, fired) = fired_by_last(&[
         begin_medium(0),
         belief(0, 0, 0).source(HIGH).low_confidence().into(),
