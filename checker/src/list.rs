@@ -49,15 +49,15 @@ pub fn as_text() -> String {
             v.name, v.removes
         ));
     }
-    out.push_str("\nPRESETS (--preset NAME)\n");
+    out.push_str("\nPRESETS (--preset NAME; `memtx suite` checks quick, paper and the focused six)\n");
     for c in PRESETS.iter().filter_map(|n| preset(n, Variant::Memtx)) {
         let b = &c.bounds;
         out.push_str(&format!(
-            "  {:<6} agents {} records {} ticks {} slots {} values {} sources {:?}\n",
+            "  {:<12} agents {} records {} ticks {} slots {} values {} sources {:?}\n",
             c.preset, b.agents, b.records, b.ticks, b.slots, b.values, b.sources
         ));
         out.push_str(&format!(
-            "         domain {}\n",
+            "               domain {}\n",
             serde_json::to_string(&c.domain).unwrap_or_default()
         ));
     }
