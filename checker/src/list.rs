@@ -49,7 +49,9 @@ pub fn as_text() -> String {
             v.name, v.removes
         ));
     }
-    out.push_str("\nPRESETS (--preset NAME; `memtx suite` checks quick, paper and the focused six)\n");
+    out.push_str(
+        "\nPRESETS (--preset NAME; `memtx suite` checks quick, paper and the focused six)\n",
+    );
     for c in PRESETS.iter().filter_map(|n| preset(n, Variant::Memtx)) {
         let b = &c.bounds;
         out.push_str(&format!(
