@@ -1,9 +1,10 @@
 //! # memtx-model: the MemTX protocol as an executable, checkable state machine
 //!
 //! MemTX separates *recording* a memory write from *committing* a belief. This crate encodes the
-//! normative protocol of `shared/spec/PROTOCOL.md`, with its names, one rule in one place:
+//! protocol described in the repository's `docs/protocol.md` (section numbers as there), with its
+//! names, one rule in one place:
 //!
-//! | PROTOCOL.md | here |
+//! | docs/protocol.md | here |
 //! |---|---|
 //! | §1 bounded universe, presets | [`config`], [`presets`] |
 //! | §2 records (governed objects) | [`record`] |
