@@ -24,6 +24,9 @@ struct Subject {
 
 /// Runs `memtx bench`; exit code 0.
 pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
+    if let Some(path) = &args.out {
+        crate::fsutil::check_writable_file(path, "--out")?;
+    }
     if args.threads.is_empty() || args.threads.iter().any(|&t| t == 0 || t > 256) {
         return Err(UserError::new(
             ErrorKind::Usage,

@@ -52,8 +52,141 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
     })
 }
 
-/// Runs `memtx check`; returns the report (the caller prints it and picks the exit code).
+/// `memtx check` as a command: checks the output paths before the run, prints what the run
+/// will cover, runs it (stopping gracefully on SIGINT/SIGTERM), writes the reports, prints
+/// the summary; returns the exit code (0 pass, 1 fail, 3 incomplete, 130 interrupted).
+pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
+    check_outputs(args)?;
+    crate::interrupt::install()?;
+    let announce = |text: &str| {
+        // On stdout with the summary; on stderr with --json, whose stdout is one JSON object.
+        if args.json {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+        }
+    };
+    let result = check_announcing(args, command, &announce)?;
+    if let Some(dir) = &args.report {
+        let name = report_name(args, &result);
+        result.write_json(&dir.join(format!("{name}.json")))?;
+        result.write_markdown(&dir.join(format!("{name}.md")))?;
+    }
+    if args.json {
+        println!("{}", result.to_json_string());
+    } else {
+        print!("{}", render_text(&result));
+        if args.coverage {
+            if let Some(rules) = &result.rules {
+                print!("{}", rules.table_text());
+            }
+        }
+    }
+    if crate::interrupt::interrupted() {
+        return Ok(crate::interrupt::EXIT_CODE);
+    }
+    Ok(result.outcome().exit_code())
+}
+
+/// Refuses, before minutes of exploring, output paths that could not be written afterwards:
+/// a report name that is not a plain file name, an unwritable `--report` or `--traces`.
+fn check_outputs(args: &CheckArgs) -> Result<(), UserError> {
+    if let Some(name) = &args.name {
+        crate::fsutil::check_plain_name(name, "--name")?;
+        if args.report.is_none() {
+            return Err(UserError::new(
+                ErrorKind::Usage,
+                "--name names the report files: give --report DIR as well",
+            ));
+        }
+    }
+    if let Some(dir) = &args.report {
+        crate::fsutil::check_writable_dir(dir, "--report")?;
+    }
+    crate::fsutil::check_writable_dir(&args.traces, "--traces")
+}
+
+/// The report's file name inside `--report`: `--name`, or PRESET-VARIANT.
+fn report_name(args: &CheckArgs, result: &RunReport) -> String {
+    args.name
+        .clone()
+        .unwrap_or_else(|| format!("{}-{}", result.config.preset, result.variant.name()))
+}
+
+/// What a run will cover, printed before it starts: the configuration, the domain, the
+/// limits, and what "exhaustive" will mean for it.
+pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static PropertyDef]) -> String {
+    let b = &cfg.bounds;
+    let d = &cfg.domain;
+    let mut out = format!(
+        "memtx check: preset {}, variant {}, engine {}, {} thread{}{}{}\n",
+        cfg.preset,
+        cfg.variant.name(),
+        opts.engine.name(),
+        opts.threads,
+        if opts.threads == 1 { "" } else { "s" },
+        if opts.symmetry {
+            ", symmetry (agents)"
+        } else {
+            ""
+        },
+        if opts.exact { ", exact" } else { "" },
+    );
+    let sources: Vec<String> = b
+        .sources
+        .iter()
+        .map(crate::report::serde_name)
+        .collect();
+    out.push_str(&format!(
+        "  bounds: {} agent(s), {} record ids, clock 0..={}, {} slot(s) x {} value(s), sources [{}]\n",
+        b.agents,
+        b.records,
+        b.ticks,
+        b.slots,
+        b.values,
+        sources.join(", ")
+    ));
+    out.push_str(&format!("  domain: {}\n", crate::report::domain_line(d)));
+    let keys: Vec<&str> = properties.iter().map(|p| p.key).collect();
+    out.push_str(&format!(
+        "  properties: {} (full statements: docs/protocol.md)\n",
+        keys.join(" ")
+    ));
+    let mut limits = Vec::new();
+    if let Some(n) = opts.max_states {
+        limits.push(format!("max states {n}"));
+    }
+    if let Some(dd) = opts.max_depth {
+        limits.push(format!("max depth {dd} steps"));
+    }
+    if let Some(m) = opts.max_memory {
+        limits.push(format!("memory {} MiB", m >> 20));
+    }
+    if limits.is_empty() {
+        out.push_str("  exhaustive will mean: every state reachable from the initial state within these bounds is visited and every property judged on it\n");
+    } else {
+        out.push_str(&format!(
+            "  limits: {}; a run stopped by one proves nothing beyond the states it visited (result INCOMPLETE, exit 3)\n",
+            limits.join(", ")
+        ));
+    }
+    out
+}
+
+/// Runs `memtx check` silently; returns the report (the caller prints it and picks the exit
+/// code).
 pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
+    check_announcing(args, command, &|_| {})
+}
+
+/// [`check`], handing the [`preamble`] to `announce` before exploring.
+pub fn check_announcing(
+    args: &CheckArgs,
+    command: &str,
+    announce: &dyn Fn(&str),
+) -> Result<RunReport, UserError> {
     let variant =
         setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
     let cfg =
@@ -62,6 +195,7 @@ pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
     let selected = setup::properties(&args.properties, &cfg.preset)
         .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
     let opts = options(args)?;
+    announce(&preamble(&cfg, &opts, &selected));
     let model = MemTx::with_properties(cfg.clone(), selected.clone());
     let sink = ProgressSink::new();
     let update = |p: &crate::explore::Progress| sink.update(p);

@@ -12,7 +12,10 @@ use std::path::PathBuf;
     long_about = None,
     after_help = "Exit codes: 0 pass (complete, every invariant holds, every example reached); \
 1 fail (a violation, or an example never reached in a complete run); 2 bad input; \
-3 incomplete (stopped early without a violation: nothing is proved beyond the states visited)."
+3 incomplete (stopped early by a limit without a violation: nothing is proved beyond the states \
+visited); 130 interrupted (SIGINT or SIGTERM: the partial summary is printed and the reports are \
+written marked incomplete; a second interrupt quits at once). The protocol and every property \
+in full: docs/protocol.md."
 )]
 pub struct Cli {
     /// What to do.
@@ -66,7 +69,7 @@ pub enum EngineArg {
     Stateright,
 }
 
-/// Bounds that override the preset's (PROTOCOL.md §1).
+/// Bounds that override the preset's (docs/protocol.md §1).
 #[derive(Args, Debug, Clone, Default)]
 pub struct BoundArgs {
     /// Agents (1..=4).
@@ -124,19 +127,23 @@ pub struct CheckArgs {
     /// Exact mode: store whole packed states, no fingerprint-collision risk (fast engine).
     #[arg(long)]
     pub exact: bool,
-    /// Memory budget, e.g. 8G or 512M; the run stops gracefully when reached (fast engine).
+    /// Memory budget, e.g. 8G, 1.5G or 512M; the run stops gracefully when reached (fast engine).
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
-    /// Stop after this many distinct states.
+    /// Stop once this many distinct states were found (within about one batch, mid-level);
+    /// the run is then INCOMPLETE (exit 3).
     #[arg(long)]
     pub max_states: Option<u64>,
-    /// Do not expand states at this depth.
-    #[arg(long)]
+    /// Check every state reachable in at most this many steps (0: the initial state only);
+    /// states one step further are counted but not checked. The run is then INCOMPLETE.
+    #[arg(long, value_name = "STEPS")]
     pub max_depth: Option<usize>,
-    /// Write NAME.json and NAME.md reports into this directory.
+    /// Write NAME.json and NAME.md reports into this directory (trace links in them are
+    /// relative to it).
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// Report name inside --report (default: PRESET-VARIANT).
+    /// Report file name inside --report, a plain name without '/' or '..' (default:
+    /// PRESET-VARIANT).
     #[arg(long)]
     pub name: Option<String>,
     /// Directory for counterexample traces.

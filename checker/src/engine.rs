@@ -46,8 +46,39 @@ pub struct RunOptions {
     pub max_memory: Option<u64>,
     /// Stop after this many distinct states.
     pub max_states: Option<u64>,
-    /// Do not expand states at this depth.
+    /// Check every state reachable in at most this many steps (0: the initial states only);
+    /// their successors one step further are counted but neither checked nor expanded.
     pub max_depth: Option<usize>,
+}
+
+impl RunOptions {
+    /// The engines' `target_max_depth` (1-based, the level that is counted but not
+    /// expanded) for [`RunOptions::max_depth`] steps: states after `d` steps are at 1-based
+    /// depth `d + 1`, and the level after them, `d + 2`, is the one left unexpanded.
+    fn target_max_depth(&self) -> Option<usize> {
+        self.max_depth.map(|d| d.saturating_add(2))
+    }
+}
+
+/// Says where and why a run stopped early, in words for the report: the limit and how far
+/// the run got.
+fn describe_stop(reason: StopReason, opts: &RunOptions, unique: u64, depth: usize) -> String {
+    match reason {
+        StopReason::MaxStates => format!(
+            "max states: {unique} distinct states against the limit of {}, while expanding depth {depth}",
+            opts.max_states.unwrap_or_default()
+        ),
+        StopReason::MaxDepth => format!(
+            "max depth: every state within {} steps checked; those one step further counted, not checked",
+            opts.max_depth.unwrap_or_default()
+        ),
+        StopReason::Memory => format!(
+            "memory: the budget of {} MiB was reached while expanding depth {depth}",
+            opts.max_memory.unwrap_or_default() >> 20
+        ),
+        StopReason::Interrupted => format!("interrupt: while expanding depth {depth}"),
+        StopReason::AllDiscovered => "every property discovered".to_string(),
+    }
 }
 
 impl RunOptions {
@@ -177,9 +208,10 @@ fn run_fast(
     if let Some(canonical) = hooks.symmetry {
         o = o.symmetry(canonical);
     }
-    if let Some(d) = opts.max_depth {
-        o = o.target_max_depth(d);
+    if let Some(t) = opts.target_max_depth() {
+        o = o.target_max_depth(t);
     }
+    o = o.interrupt(crate::interrupt::flag());
     if let Some(n) = opts.max_states {
         o = o.max_states(n);
     }
@@ -202,7 +234,9 @@ fn run_fast(
         depth: report.max_depth,
         per_depth: report.states_per_depth.clone(),
         elapsed: report.elapsed,
-        stopped_early: report.stopped_early.map(|r: StopReason| r.to_string()),
+        stopped_early: report
+            .stopped_early
+            .map(|r| describe_stop(r, opts, report.unique_states, report.max_depth)),
         discoveries,
         peak_rss: report.memory.peak_rss_bytes,
         visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
@@ -215,29 +249,45 @@ fn run_fast(
 fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
     let start = Instant::now();
     let mut builder = model.clone().checker().threads(opts.threads.max(1));
-    if let Some(d) = opts.max_depth {
-        builder = builder.target_max_depth(d);
+    if let Some(t) = opts.target_max_depth() {
+        builder = builder.target_max_depth(t);
     }
     if let Some(n) = opts.max_states {
         builder = builder.target_state_count(n as usize);
     }
-    let checker = builder.spawn_bfs().join();
+    let checker = builder.spawn_bfs();
+    // stateright's checker cannot be asked to stop: on an interrupt its threads are left
+    // running (the process exits soon after) and the counts so far are reported.
+    let mut interrupted = false;
+    while !checker.is_done() {
+        if crate::interrupt::interrupted() {
+            interrupted = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let discoveries = model
         .selected
         .iter()
         .map(|p| (p.key, checker.discovery(p.name).map(|path| path.into_vec())))
         .collect();
     let unique = checker.unique_state_count() as u64;
-    let stopped_early = match (opts.max_states, opts.max_depth) {
-        (Some(n), _) if unique >= n => Some("stopped early: max states".to_string()),
-        (_, Some(d)) if checker.max_depth() >= d => Some("stopped early: max depth".to_string()),
-        _ => None,
+    let depth = checker.max_depth();
+    let reason = if interrupted {
+        Some(StopReason::Interrupted)
+    } else {
+        match (opts.max_states, opts.target_max_depth()) {
+            (Some(n), _) if unique >= n => Some(StopReason::MaxStates),
+            (_, Some(t)) if depth >= t => Some(StopReason::MaxDepth),
+            _ => None,
+        }
     };
+    let stopped_early = reason.map(|r| describe_stop(r, opts, unique, depth));
     RunOutcome {
         engine: Engine::Stateright,
         unique,
         total: checker.state_count() as u64,
-        depth: checker.max_depth(),
+        depth,
         per_depth: Vec::new(),
         elapsed: start.elapsed(),
         stopped_early,

@@ -22,17 +22,50 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Distinguishes temporary files of concurrent writes from one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Removes the temporary file on drop unless disarmed (after a successful rename).
+/// The temporary files of writes in progress, so that an exit that skips destructors (a
+/// second interrupt: [`crate::interrupt`]) can still remove them.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes every temporary file of a write still in progress (called before an immediate
+/// exit; a normal exit path removes its own when the write ends).
+pub fn remove_temporaries() {
+    for path in temporaries().drain(..) {
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// Owns a temporary file: registered while it exists, removed on drop unless disarmed
+/// (after a successful rename).
 struct TempGuard(Option<PathBuf>);
+
+impl TempGuard {
+    fn new(path: PathBuf) -> Self {
+        temporaries().push(path.clone());
+        TempGuard(Some(path))
+    }
+
+    /// The file was renamed into place: nothing to remove any more.
+    fn disarm(&mut self) {
+        if let Some(path) = self.0.take() {
+            temporaries().retain(|p| *p != path);
+        }
+    }
+}
 
 impl Drop for TempGuard {
     fn drop(&mut self) {
         if let Some(path) = self.0.take() {
-            let _ = fs::remove_file(path);
+            let _ = fs::remove_file(&path);
+            temporaries().retain(|p| *p != path);
         }
     }
 }
@@ -76,12 +109,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
+    let mut guard = TempGuard::new(temp.clone());
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&temp)
         .map_err(|e| dir_error(&dir, e))?;
-    let mut guard = TempGuard(Some(temp.clone()));
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|e| dir_error(&dir, e))?;
@@ -93,12 +126,144 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
             "check that it is not a directory and that you may write it",
         )
     })?;
-    guard.0 = None;
+    guard.disarm();
     // Make the rename durable; not every platform lets a directory be opened and synced.
     if let Ok(d) = File::open(&dir) {
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// Checks, before a long run, that files can later be written into directory `dir` (which
+/// need not exist yet: then its nearest existing ancestor must be a writable directory, as
+/// [`write_atomic`] will create the rest). Nothing is left behind: a probe file is created
+/// and removed, and no directory is created. `what` names the flag in the error
+/// (e.g. `--traces`).
+pub fn check_writable_dir(dir: &Path, what: &str) -> Result<(), UserError> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut existing = dir;
+    while !existing.exists() {
+        match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => existing = p,
+            _ => {
+                existing = Path::new(".");
+                break;
+            }
+        }
+    }
+    let unusable = |why: String| {
+        UserError::with_fix(
+            ErrorKind::Io,
+            format!("{what} {}: {why}", dir.display()),
+            "choose a directory you can write to",
+        )
+    };
+    if !existing.is_dir() {
+        return Err(unusable(format!(
+            "{} is not a directory",
+            existing.display()
+        )));
+    }
+    let probe = existing.join(format!(
+        ".memtx-probe.{}.{}.tmp",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let guard = TempGuard::new(probe.clone());
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| {
+            unusable(format!(
+                "cannot create files in {}: {e}",
+                existing.display()
+            ))
+        })?;
+    drop(guard);
+    Ok(())
+}
+
+/// Checks that the file `path` can later be written (its directory, see
+/// [`check_writable_dir`]) and is not a directory.
+pub fn check_writable_file(path: &Path, what: &str) -> Result<(), UserError> {
+    if path.is_dir() || path.file_name().is_none() {
+        return Err(UserError::with_fix(
+            ErrorKind::Usage,
+            format!("{what} {} is a directory, not a file", path.display()),
+            "give a file name",
+        ));
+    }
+    check_writable_dir(&parent_dir(path), what)
+}
+
+/// Checks that `name` is a plain file name: not empty, no path separator, not `.` or `..`,
+/// no leading dot (so it cannot hide or escape the directory it is written into).
+pub fn check_plain_name(name: &str, what: &str) -> Result<(), UserError> {
+    let bad = name.is_empty()
+        || name.starts_with('.')
+        || name.contains(['/', '\\', '\0'])
+        || name.chars().any(char::is_control);
+    if bad {
+        return Err(UserError::with_fix(
+            ErrorKind::Usage,
+            format!("{what} '{}' is not a plain file name", cut(name, 60)),
+            "use letters, digits, '-' and '_' only, without '/', '..' or a leading dot",
+        ));
+    }
+    Ok(())
+}
+
+/// `target` as a path relative to directory `from` (both relative to the current directory
+/// unless absolute), e.g. `../traces/x.trace.json` for `traces/x.trace.json` seen from
+/// `reports/`. Computed lexically (`.` and `..` resolved without touching the disk), so it
+/// works for files not written yet.
+pub fn relative_path(target: &Path, from: &Path) -> PathBuf {
+    use std::path::Component;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let absolute = |p: &Path| -> Vec<std::ffi::OsString> {
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            cwd.join(p)
+        };
+        let mut parts: Vec<std::ffi::OsString> = Vec::new();
+        for c in full.components() {
+            match c {
+                Component::Normal(n) => parts.push(n.to_os_string()),
+                Component::ParentDir => {
+                    parts.pop();
+                }
+                _ => {}
+            }
+        }
+        parts
+    };
+    let (t, f) = (absolute(target), absolute(from));
+    let common = t.iter().zip(&f).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..f.len() {
+        out.push("..");
+    }
+    for part in &t[common..] {
+        out.push(part);
+    }
+    out
+}
+
+/// `s` cut to at most `max` characters, with `…` where it was cut: for echoing user input in
+/// one-line messages.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 /// Reads a whole text file; a failure is a one-line [`UserError`] naming the file and `what` it is.
@@ -121,4 +286,45 @@ pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
         .unwrap_or_else(|e| panic!("[memtx internal bug] cannot serialise to JSON: {e}"));
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_out_of_the_report_folder() {
+        let r = |t: &str, f: &str| {
+            relative_path(Path::new(t), Path::new(f))
+                .display()
+                .to_string()
+        };
+        assert_eq!(
+            r("traces/x.trace.json", "reports"),
+            "../traces/x.trace.json"
+        );
+        assert_eq!(r("traces/x.trace.json", "."), "traces/x.trace.json");
+        assert_eq!(r("rep/t/x.json", "rep"), "t/x.json");
+        assert_eq!(r("/a/b/c.json", "/a/d/e"), "../../b/c.json");
+        assert_eq!(r("a/./b/../c.json", "a"), "c.json");
+    }
+
+    #[test]
+    fn plain_names_refuse_separators_and_dots() {
+        for bad in ["../x", "a/b", "..", ".", ".hidden", "", "a\\b"] {
+            assert!(check_plain_name(bad, "--name").is_err(), "{bad}");
+        }
+        for good in ["paper-memtx", "run_2", "x.y"] {
+            assert!(check_plain_name(good, "--name").is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        assert_eq!(cut("short", 10), "short");
+        let long = "x".repeat(10_000);
+        let c = cut(&long, 60);
+        assert_eq!(c.chars().count(), 60);
+        assert!(c.ends_with('…'));
+    }
 }

@@ -24,6 +24,7 @@ pub mod engine;
 pub mod error;
 pub mod explore;
 pub mod fsutil;
+pub mod interrupt;
 pub mod itf;
 pub mod list;
 pub mod progress;

@@ -6,9 +6,14 @@ use memtx_model::properties::PROPERTIES;
 use memtx_model::Variant;
 use serde_json::json;
 
+/// Where the protocol is written down, in the repository (the rules, their ids, the
+/// properties' full statements).
+pub const PROTOCOL_DOC: &str = "docs/protocol.md";
+
 /// The listing as JSON.
 pub fn as_json() -> serde_json::Value {
     json!({
+        "protocol": PROTOCOL_DOC,
         "properties": PROPERTIES.iter().map(|p| json!({
             "key": p.key, "name": p.name, "kind": if p.is_invariant() { "always" } else { "sometimes" },
         })).collect::<Vec<_>>(),
@@ -23,8 +28,10 @@ pub fn as_json() -> serde_json::Value {
 
 /// The listing as text.
 pub fn as_text() -> String {
-    let mut out =
-        String::from("PROPERTIES (always = invariant, sometimes = example that must be reached)\n");
+    let mut out = format!(
+        "The protocol, every rule with its id and every property in full: {PROTOCOL_DOC}\n\n\
+         PROPERTIES (always = invariant, sometimes = example that must be reached)\n"
+    );
     for p in PROPERTIES {
         out.push_str(&format!(
             "  {:<3} {:<9} {}\n",

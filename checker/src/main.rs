@@ -3,6 +3,7 @@
 use clap::Parser;
 use memtx_checker::cli::{Cli, Command};
 use memtx_checker::error::UserError;
+use memtx_checker::trace::shell_quote;
 use memtx_checker::{check, list};
 use std::process::ExitCode;
 
@@ -11,7 +12,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    // The command as a user would type it again: `memtx` and the arguments, quoted for a
+    // shell, without the local path of the binary.
+    let command = std::iter::once("memtx".to_string())
+        .chain(std::env::args().skip(1).map(|a| shell_quote(&a)))
+        .collect::<Vec<_>>()
+        .join(" ");
     match run(cli.command, &command) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -23,32 +29,7 @@ fn main() -> ExitCode {
 
 fn run(command: Command, line: &str) -> Result<u8, UserError> {
     match command {
-        Command::Check(args) => {
-            if let Some(dir) = &args.report {
-                // Refuse an unusable report directory before spending minutes on the check.
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| UserError::io("create the report directory", dir, &e))?;
-            }
-            let result = check::check(&args, line)?;
-            if let Some(dir) = &args.report {
-                let name = args.name.clone().unwrap_or_else(|| {
-                    format!("{}-{}", result.config.preset, result.variant.name())
-                });
-                result.write_json(&dir.join(format!("{name}.json")))?;
-                result.write_markdown(&dir.join(format!("{name}.md")))?;
-            }
-            if args.json {
-                println!("{}", result.to_json_string());
-            } else {
-                print!("{}", check::render_text(&result));
-                if args.coverage {
-                    if let Some(rules) = &result.rules {
-                        print!("{}", rules.table_text());
-                    }
-                }
-            }
-            Ok(result.outcome().exit_code())
-        }
+        Command::Check(args) => check::check_command(&args, line),
         Command::List(args) => {
             if args.json {
                 println!("{}", memtx_checker::fsutil::json_pretty(&list::as_json()));

@@ -72,6 +72,8 @@ fn run_and_write(
 
 /// Runs `memtx reference`.
 pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
+    crate::fsutil::check_writable_dir(&args.out, "--out")?;
+    crate::fsutil::check_writable_dir(&args.traces, "--traces")?;
     let manifest_path = args.out.join("manifest.json");
     let mut manifest = if Path::new(&manifest_path).exists() {
         Manifest::load(&manifest_path)?
@@ -95,7 +97,8 @@ pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
             reports.push(run_and_write(preset, v.name, args, &mut manifest)?);
         }
         md.push_str(&format!(
-            "\n## Preset `{preset}`\n\n{}",
+            "\n{} `{preset}`\n\n{}",
+            SECTION_PREFIX,
             Matrix::from_reports(&reports).to_markdown()
         ));
     }
@@ -115,6 +118,13 @@ pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
         };
         suite_reports.push(r);
     }
+    let matrix_path = args.out.join("ablation-matrix.md");
+    if !args.paper {
+        // Keep the paper table a run without --paper did not regenerate.
+        if let Ok(old) = std::fs::read_to_string(&matrix_path) {
+            md.push_str(&kept_section(&old, PAPER_SECTION));
+        }
+    }
     if args.paper {
         let suite = crate::suite::SuiteReport::from_reports(
             suite_reports,
@@ -123,11 +133,29 @@ pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
         );
         write_atomic(&args.out.join("suite.md"), suite.to_markdown().as_bytes())?;
     }
-    write_atomic(&args.out.join("ablation-matrix.md"), md.as_bytes())?;
+    write_atomic(&matrix_path, md.as_bytes())?;
     write_regressions_readme(&args.traces)?;
     manifest.save(&manifest_path)?;
     print!("{md}");
     Ok(0)
+}
+
+/// How each preset's section of the ablation matrix starts.
+const SECTION_PREFIX: &str = "## Preset";
+/// The heading of the paper section, kept by a run without `--paper`.
+const PAPER_SECTION: &str = "## Preset `paper`";
+
+/// The section of Markdown `text` that starts with the line `heading`, up to the next `## `
+/// heading (or the end), with a leading blank line; empty when there is none.
+fn kept_section(text: &str, heading: &str) -> String {
+    let Some(start) = text.find(&format!("\n{heading}\n")) else {
+        return String::new();
+    };
+    let body = &text[start + 1..];
+    let end = body[heading.len()..]
+        .find("\n## ")
+        .map_or(body.len(), |i| heading.len() + i + 1);
+    format!("\n{}", &body[..end])
 }
 
 /// Writes `<traces>/README.md`: what the suite is and one table row per saved trace.
@@ -163,4 +191,25 @@ fn write_regressions_readme(traces: &Path) -> Result<(), UserError> {
         ));
     }
     write_atomic(&traces.join("README.md"), md.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A regeneration without --paper keeps the paper table and only it.
+    #[test]
+    fn the_paper_section_is_kept_whole_and_alone() {
+        let old = "# Ablation matrix\n\nintro\n\n## Preset `quick`\n\n| q |\n\n## Preset `paper`\n\n| p1 |\n| p2 |\n";
+        assert_eq!(
+            kept_section(old, PAPER_SECTION),
+            "\n## Preset `paper`\n\n| p1 |\n| p2 |\n"
+        );
+        let with_later = format!("{old}\n## Notes\n\nn\n");
+        assert_eq!(
+            kept_section(&with_later, PAPER_SECTION),
+            "\n## Preset `paper`\n\n| p1 |\n| p2 |\n\n"
+        );
+        assert_eq!(kept_section("# nothing\n", PAPER_SECTION), "");
+    }
 }

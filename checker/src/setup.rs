@@ -156,37 +156,58 @@ pub fn properties(keys: &[String], preset: &str) -> Result<Vec<&'static Property
         .collect()
 }
 
-/// Parses a memory size such as `8G`, `512M`, `1024K` or a plain byte count, and refuses budgets
-/// larger than this machine's memory.
-pub fn memory(size: &str) -> Result<u64, String> {
-    let s = size.trim();
-    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = digits.parse().map_err(|_| {
-        format!("--max-memory '{size}' is not a size: write e.g. 8G, 512M or 1048576")
-    })?;
-    let mult = match unit.to_ascii_uppercase().as_str() {
+/// Parses a size such as `8G`, `1.5G`, `512M`, `1024K` or a plain byte count (binary units:
+/// K = 1024), as given to `flag`; the error says why a text is not a size.
+pub fn size(text: &str, flag: &str) -> Result<u64, String> {
+    let s = text.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let shown = crate::fsutil::cut(text, 40);
+    let n: f64 = number
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite())
+        .ok_or_else(|| {
+            format!("{flag} '{shown}' is not a size: write e.g. 8G, 1.5G, 512M or 1048576")
+        })?;
+    let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
         "" | "B" => 1,
         "K" | "KB" | "KIB" => 1 << 10,
         "M" | "MB" | "MIB" => 1 << 20,
         "G" | "GB" | "GIB" => 1 << 30,
+        "T" | "TB" | "TIB" => 1 << 40,
         _ => {
             return Err(format!(
-                "--max-memory '{size}': unknown unit '{unit}' (use K, M or G)"
+                "{flag} '{shown}': unknown unit '{}' (use K, M, G or T)",
+                crate::fsutil::cut(unit, 10)
             ))
         }
     };
-    let bytes = n.saturating_mul(mult);
+    let bytes = n * mult as f64;
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("{flag} '{shown}' is too large"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a memory budget (see [`size`]) and refuses budgets larger than this machine's
+/// memory or too small to explore anything.
+pub fn memory(text: &str) -> Result<u64, String> {
+    let bytes = size(text, "--max-memory")?;
+    let shown = crate::fsutil::cut(text, 40);
     if let Some(total) = physical_memory() {
         if bytes > total {
             return Err(format!(
-                "--max-memory {size} is more than this machine's {} MiB: choose a smaller budget",
+                "--max-memory {shown} is more than this machine's {} MiB: choose a smaller budget",
                 total >> 20
             ));
         }
     }
     if bytes < 16 << 20 {
         return Err(format!(
-            "--max-memory {size} is too small to explore anything: give at least 16M"
+            "--max-memory {shown} is too small to explore anything: give at least 16M"
         ));
     }
     Ok(bytes)

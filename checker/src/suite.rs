@@ -1,5 +1,5 @@
 //! `memtx suite`: every preset of the suite, each checked exhaustively, and the union of
-//! their rule coverage (PROTOCOL.md §1, revision 2).
+//! their rule coverage (docs/protocol.md §1, revision 2).
 //!
 //! "Exhaustive" is only worth what the enumerated domain lets happen, and no single preset
 //! within this machine's reach lets every rule of the protocol fire. The suite is the set of
@@ -54,6 +54,9 @@ pub fn run_suite(args: &SuiteArgs, command: &str) -> Result<SuiteReport, UserErr
             eprintln!("memtx suite: checking {} ({})", entry.name, entry.focus);
         }
         presets.push(check(&preset_args(entry.name, args), command)?);
+        if crate::interrupt::interrupted() {
+            break;
+        }
     }
     Ok(SuiteReport::from_reports(presets, args.quick, command))
 }
@@ -231,12 +234,14 @@ impl SuiteReport {
     }
 }
 
-/// `memtx suite`: runs, prints, writes reports; exit 0 on a pass, 1 otherwise.
+/// `memtx suite`: runs, prints, writes reports; exit 0 on a pass, 130 when interrupted, 1
+/// otherwise.
 pub fn suite_command(args: &SuiteArgs, command: &str) -> Result<u8, UserError> {
     if let Some(dir) = &args.report {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| UserError::io("create the report directory", dir, &e))?;
+        crate::fsutil::check_writable_dir(dir, "--report")?;
     }
+    crate::fsutil::check_writable_dir(&args.traces, "--traces")?;
+    crate::interrupt::install()?;
     let report = run_suite(args, command)?;
     if let Some(dir) = &args.report {
         for r in &report.presets {
@@ -254,6 +259,13 @@ pub fn suite_command(args: &SuiteArgs, command: &str) -> Result<u8, UserError> {
         println!("{}", crate::fsutil::json_pretty(&report));
     } else {
         print!("{}", report.render_text());
+    }
+    if crate::interrupt::interrupted() {
+        eprintln!(
+            "memtx suite: interrupted after {} of its presets: the suite is incomplete",
+            report.presets.len()
+        );
+        return Ok(crate::interrupt::EXIT_CODE);
     }
     Ok(if report.passed() { 0 } else { 1 })
 }

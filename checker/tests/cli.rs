@@ -596,3 +596,93 @@ fn a_run_stopped_early_is_incomplete_never_a_pass() {
         "{text}"
     );
 }
+
+/// Output paths are checked before the run, and `--name` cannot leave the report folder.
+#[test]
+fn output_paths_are_checked_before_exploring() {
+    let dir = scratch("outputs");
+    let out = memtx(
+        &[
+            "check", "--preset", "quick", "--name", "../x", "--report", "rep",
+        ],
+        &dir,
+    );
+    assert_user_error(&out, "--name");
+    assert!(!dir.join("x.md").exists() && !dir.join("rep").exists());
+    let out = memtx(&["check", "--preset", "quick", "--traces", "/proc/x"], &dir);
+    assert_user_error(&out, "--traces");
+    assert!(out.stdout.is_empty(), "the check must not run");
+    let out = memtx(&["bench", "--out", "/proc/nope/bench.md"], &dir);
+    assert_user_error(&out, "--out");
+    std::fs::write(dir.join("afile"), "x").unwrap();
+    let out = memtx(&["check", "--preset", "quick", "--report", "afile"], &dir);
+    assert_user_error(&out, "not a directory");
+    // Nothing was created by the refused runs.
+    let mut left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, vec!["afile"]);
+}
+
+/// `--max-depth 0` checks the initial states only (it is not "unlimited"); a size such as
+/// `1.5G` is a size.
+#[test]
+fn max_depth_zero_is_depth_zero_and_sizes_take_fractions() {
+    let dir = scratch("depth0");
+    let out = memtx(
+        &["check", "--preset", "quick", "--max-depth", "0", "--json"],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["result"], "incomplete");
+    // Depth 1 (the initial state) checked, depth 2 counted: one state and its successors.
+    assert_eq!(v["max_depth"], 2);
+    assert!(v["unique_states"].as_u64().unwrap() < 10, "{v}");
+    assert!(v["coverage"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("every state within 0 steps checked"));
+    let out = memtx(
+        &["check", "--preset", "quick", "--max-memory", "1.5G"],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = memtx(
+        &["check", "--preset", "quick", "--max-memory", "1.5Q"],
+        &dir,
+    );
+    assert_user_error(&out, "unknown unit");
+}
+
+/// The configuration, the domain and what "exhaustive" will mean come first, before any
+/// result; the command recorded in reports is `memtx …`, not a local binary path.
+#[test]
+fn the_run_says_what_it_will_cover_before_it_starts() {
+    let dir = scratch("preamble");
+    let out = memtx(&["check", "--preset", "quick", "--report", "rep"], &dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("memtx check: preset quick"), "{text}");
+    assert!(lines[1].starts_with("  bounds:"), "{text}");
+    assert!(lines[2].starts_with("  domain:"), "{text}");
+    assert!(lines[4].starts_with("  exhaustive will mean"), "{text}");
+    let unique = text.find("unique states").expect("a summary");
+    assert!(unique > text.find("exhaustive will mean").unwrap());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rep/quick-memtx.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["command"], "memtx check --preset quick --report rep");
+}

@@ -11,28 +11,28 @@ fn two_phase(rms: usize) -> TwoPhaseSys {
     TwoPhaseSys::new(rms).expect("supported RM count")
 }
 
+/// `max_states` is checked between chunks of expanded states, not only when a level ends:
+/// the run stops within about one chunk's successors of the limit, mid-level, however large
+/// the level (with 7 RMs the last levels hold tens of thousands of states). Such a count
+/// depends on timing, so only its bounds are asserted.
 #[test]
-fn explorer_max_states_stops_after_the_level_deterministically() {
-    let mut first = None;
+fn explorer_max_states_stops_within_a_batch_of_the_limit() {
+    let full = explore(&two_phase(7), &ExploreOptions::new().threads(2))
+        .expect("no eventually property")
+        .unique_states;
     for threads in [1, 2, 4] {
         let report = explore(
-            &two_phase(5),
-            &ExploreOptions::new().threads(threads).max_states(1_000),
+            &two_phase(7),
+            &ExploreOptions::new().threads(threads).max_states(10_000),
         )
         .expect("no eventually property");
         assert_eq!(report.stopped_early, Some(StopReason::MaxStates));
-        assert!(report.unique_states >= 1_000 && report.unique_states < 8_832);
-        // The limit is checked when a level ends: before the last level was added, the
-        // count was below it.
-        let below: u64 = report.states_per_depth[..report.states_per_depth.len() - 1]
-            .iter()
-            .sum();
-        assert!(below < 1_000);
-        let summary = (report.unique_states, report.total_states, report.max_depth);
-        match first {
-            None => first = Some(summary),
-            Some(first) => assert_eq!(first, summary, "{threads} threads"),
-        }
+        assert!(
+            (10_000..10_000 + 20_000).contains(&report.unique_states),
+            "{threads} threads: {} states for a limit of 10,000 ({full} in all)",
+            report.unique_states
+        );
+        assert!(report.unique_states < full / 4, "{full}");
     }
 }
 

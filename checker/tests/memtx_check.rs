@@ -1,5 +1,5 @@
 //! The exhaustive `quick` check inside `cargo test`, pinned against `reports/manifest.json`, and
-//! every variant of PROTOCOL.md §10 breaking what the table expects; both engines agree.
+//! every variant of docs/protocol.md §10 breaking what the table expects; both engines agree.
 
 use memtx_checker::engine::{run, Engine, RunOptions};
 use memtx_checker::report::Manifest;

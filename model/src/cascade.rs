@@ -1,4 +1,4 @@
-//! Typed cascading repair (PROTOCOL.md §8).
+//! Typed cascading repair (docs/protocol.md §8).
 //!
 //! [`retract`] revokes a root record and walks **all** its transitive descendants in the
 //! derivation DAG (staged records of open transactions included), repairing each by type

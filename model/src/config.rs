@@ -1,4 +1,4 @@
-//! The configuration of a run: bounds, enumerated domains, variant (PROTOCOL.md §1, §5, §10).
+//! The configuration of a run: bounds, enumerated domains, variant (docs/protocol.md §1, §5, §10).
 //!
 //! A [`Config`] is one serialisable value. It is written into every report and trace, and a trace
 //! is only replayed against the configuration it was made with.
@@ -9,11 +9,11 @@ use crate::state::MAX_AGENTS;
 use crate::txn::{Isolation, Tier};
 use serde::{Deserialize, Serialize};
 
-/// The protocol variants of PROTOCOL.md §10: the fixed protocol, ablations and a seeded defect.
+/// The protocol variants of docs/protocol.md §10: the fixed protocol, ablations and a seeded defect.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
-    /// The protocol as PROTOCOL.md specifies it (with its "Decided" rules).
+    /// The protocol as docs/protocol.md specifies it (with its "Decided" rules).
     #[default]
     Memtx,
     /// Removes semantic-conflict adjudication.
@@ -50,11 +50,11 @@ pub struct VariantInfo {
     pub name: &'static str,
     /// What it removes from the protocol.
     pub removes: &'static str,
-    /// Property keys PROTOCOL.md §10 expects it to break.
+    /// Property keys docs/protocol.md §10 expects it to break.
     pub expected_to_break: &'static [&'static str],
 }
 
-/// The variant table of PROTOCOL.md §10 (plus the fixed protocol, first).
+/// The variant table of docs/protocol.md §10 (plus the fixed protocol, first).
 pub const VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         variant: Variant::Memtx,
@@ -142,7 +142,7 @@ impl Variant {
     }
 }
 
-/// The sizes of the bounded universe (PROTOCOL.md §1).
+/// The sizes of the bounded universe (docs/protocol.md §1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Bounds {
@@ -213,7 +213,7 @@ pub fn all_writes(sources: usize, confidences: &[Confidence], scopes: &[Scope]) 
     out
 }
 
-/// How the state machine proposes operations (PROTOCOL.md §5: a disabled operation is not an
+/// How the state machine proposes operations (docs/protocol.md §5: a disabled operation is not an
 /// action; the protocol's `ops::apply` decides which are enabled).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -230,7 +230,7 @@ pub enum Enumeration {
 }
 
 /// Which values of each nondeterministic operation parameter the state machine enumerates
-/// (PROTOCOL.md §5 "Free"). These choices decide what "exhaustive" covers; every report prints them.
+/// (docs/protocol.md §5 "Free"). These choices decide what "exhaustive" covers; every report prints them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Domain {

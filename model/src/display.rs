@@ -182,7 +182,7 @@ pub fn op_line(op: &Op) -> String {
     }
 }
 
-/// Lifecycle state name as PROTOCOL.md spells it.
+/// Lifecycle state name as docs/protocol.md spells it.
 pub fn life_name(l: Life) -> &'static str {
     match l {
         Life::Raw => "Raw",

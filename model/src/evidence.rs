@@ -1,4 +1,4 @@
-//! Evidence levels and the evidence threshold (PROTOCOL.md §1, §6 check 1).
+//! Evidence levels and the evidence threshold (docs/protocol.md §1, §6 check 1).
 //!
 //! The paper states its thresholds numerically (confidence ≥ 0.6, authority ≥ 0.9). The model
 //! discretises both scales into a few levels; this module is the **one place** that maps levels to
@@ -11,7 +11,7 @@ pub const CONFIDENCE_THRESHOLD: f32 = 0.6;
 /// The paper's threshold on source authority: a source this authoritative passes on its own.
 pub const AUTHORITY_THRESHOLD: f32 = 0.9;
 
-/// Authority of a source, fixed per source by the configuration (PROTOCOL.md §1).
+/// Authority of a source, fixed per source by the configuration (docs/protocol.md §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Authority {
@@ -42,7 +42,7 @@ impl Authority {
     }
 }
 
-/// Writer confidence attached to a staged write (PROTOCOL.md §1).
+/// Writer confidence attached to a staged write (docs/protocol.md §1).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]

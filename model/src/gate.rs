@@ -1,4 +1,4 @@
-//! The action gate in front of irreversible tool calls (PROTOCOL.md §7).
+//! The action gate in front of irreversible tool calls (docs/protocol.md §7).
 //!
 //! Weak form (low and medium tiers): condition 1 only. Strong form (external-action): conditions
 //! 1 and 2. Both forms also apply the "Decided" support checks of §7 unless the variant is

@@ -1,5 +1,5 @@
 //! Ghost (history) variables for the history properties I1, I2 (the retracting step), I4, I5,
-//! I7, I9, I10, I11, I12 and I13 (PROTOCOL.md §9).
+//! I7, I9, I10, I11, I12 and I13 (docs/protocol.md §9).
 //!
 //! Each predicate here is written **independently** of the protocol code it judges: it reads raw
 //! state fields and re-states the spec's condition in its own words, never calling the gate, the
@@ -14,7 +14,7 @@ use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet, Scope};
 use crate::state::{Ghost, GhostTxn, State};
 use crate::txn::{Isolation, Tier};
 
-/// The lifecycle table of PROTOCOL.md §3, restated as the list of its rows (I4's judge).
+/// The lifecycle table of docs/protocol.md §3, restated as the list of its rows (I4's judge).
 const SPEC_MOVES: &[(Life, Life)] = {
     use Life::*;
     &[

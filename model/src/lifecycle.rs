@@ -1,4 +1,4 @@
-//! The 8-state record lifecycle and its transition table (PROTOCOL.md §3).
+//! The 8-state record lifecycle and its transition table (docs/protocol.md §3).
 //!
 //! `Raw → Tentative → Validated → Committed → ActionSafe` is the main path; `Quarantined`,
 //! `Superseded` and `Revoked` are branch states. Every move not in [`allowed`] is illegal:
@@ -60,13 +60,13 @@ impl Life {
         matches!(self, Life::Committed | Life::ActionSafe)
     }
 
-    /// Not Revoked, Superseded or Quarantined (PROTOCOL.md §6 check 3, lineage).
+    /// Not Revoked, Superseded or Quarantined (docs/protocol.md §6 check 3, lineage).
     pub fn is_active(self) -> bool {
         !matches!(self, Life::Revoked | Life::Superseded | Life::Quarantined)
     }
 }
 
-/// A refused lifecycle move: `from → to` is not in the table of PROTOCOL.md §3.
+/// A refused lifecycle move: `from → to` is not in the table of docs/protocol.md §3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IllegalMove {
     /// The record that was to move.
@@ -87,7 +87,7 @@ impl std::fmt::Display for IllegalMove {
     }
 }
 
-/// The transition table of PROTOCOL.md §3: is `from → to` a legal move?
+/// The transition table of docs/protocol.md §3: is `from → to` a legal move?
 pub fn allowed(from: Life, to: Life) -> bool {
     use Life::*;
     match (from, to) {

@@ -1,4 +1,4 @@
-//! The operations of PROTOCOL.md §5: the model's actions.
+//! The operations of docs/protocol.md §5: the model's actions.
 //!
 //! [`Op`] is a serialisable enum with stable field names (traces are actions replayed). [`apply`]
 //! checks an operation's enabling condition and performs its effect; a disabled operation is
@@ -394,7 +394,7 @@ fn adopt(cfg: &Config, state: &mut State, agent: u8, id: RecordId) -> Applied {
 /// A record that re-enters the lifecycle as `Tentative` (adopted, revalidated, rebuilt) is a new,
 /// uncommitted version that no open snapshot captured: it leaves every snapshot, so it is read
 /// only by the transaction that stages it, and it is "in flight outside the snapshot" for the
-/// action gate (the caller's own staging included, PROTOCOL.md §4, §7).
+/// action gate (the caller's own staging included, docs/protocol.md §4, §7).
 fn forget_in_snapshots(state: &mut State, id: RecordId) {
     for agent in 0..state.txns().len() as u8 {
         if let Some(mut tx) = state.txn(agent).copied() {
@@ -657,7 +657,7 @@ fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied
     Ok(())
 }
 
-/// The enabling condition of `Resolve(keep)` (PROTOCOL.md §5, revision 2): the record would
+/// The enabling condition of `Resolve(keep)` (docs/protocol.md §5, revision 2): the record would
 /// pass every check of the pipeline now but the review outcome of the conflict check, the
 /// conflict check judged against the snapshot of the transaction that staged it.
 ///

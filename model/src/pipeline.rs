@@ -1,4 +1,4 @@
-//! The commit pipeline: four ordered checks per staged record (PROTOCOL.md §6).
+//! The commit pipeline: four ordered checks per staged record (docs/protocol.md §6).
 //!
 //! [`run`] applies them to one record in order; the first failing check decides the [`Verdict`]
 //! and its reason code. Each check is one function, named as the spec names it.

@@ -1,4 +1,4 @@
-//! The named presets of PROTOCOL.md §1: `quick`, `paper`, `large`.
+//! The named presets of docs/protocol.md §1: `quick`, `paper`, `large`.
 //!
 //! Names are normative; bounds and domains are calibrated here and documented in
 //! `model/README.md` with the state counts they give (pinned in `reports/manifest.json`).
@@ -26,7 +26,7 @@ pub const PRESETS: &[&str] = &[
     "scopes",
 ];
 
-/// One preset of the suite (PROTOCOL.md §1, revision 2): its name, what it is for, and
+/// One preset of the suite (docs/protocol.md §1, revision 2): its name, what it is for, and
 /// whether `memtx suite --quick` runs it too.
 #[derive(Clone, Copy, Debug)]
 pub struct SuiteEntry {

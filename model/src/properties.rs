@@ -1,4 +1,4 @@
-//! The properties of PROTOCOL.md §9, each a plain function of (model, state), registered in
+//! The properties of docs/protocol.md §9, each a plain function of (model, state), registered in
 //! [`PROPERTIES`]: the `always` invariants I1–I14 and the non-vacuity examples E1–E9.
 //!
 //! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13) read ghost fields written by [`crate::ghost`], which

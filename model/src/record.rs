@@ -1,4 +1,4 @@
-//! Records: the governed objects of PROTOCOL.md §2, and sets of record ids.
+//! Records: the governed objects of docs/protocol.md §2, and sets of record ids.
 
 use crate::evidence::Confidence;
 use crate::lifecycle::Life;
@@ -116,7 +116,7 @@ impl<'de> Deserialize<'de> for RecordSet {
     }
 }
 
-/// What a record is (PROTOCOL.md §2).
+/// What a record is (docs/protocol.md §2).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -146,7 +146,7 @@ impl Kind {
     }
 }
 
-/// Who may see a record: `Private < Shared < Public` (PROTOCOL.md §2, §4).
+/// Who may see a record: `Private < Shared < Public` (docs/protocol.md §2, §4).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -193,7 +193,7 @@ impl Validity {
     }
 }
 
-/// What an executed tool action's effect has become (PROTOCOL.md §2, §8).
+/// What an executed tool action's effect has become (docs/protocol.md §2, §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Effect {
@@ -205,7 +205,7 @@ pub enum Effect {
     Leaked,
 }
 
-/// The reason code kept on a record when a check or a repair moves it (PROTOCOL.md §6, §8).
+/// The reason code kept on a record when a check or a repair moves it (docs/protocol.md §6, §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reason {
@@ -245,10 +245,10 @@ pub enum Reason {
     SupersededByReview,
 }
 
-/// One governed record (PROTOCOL.md §2).
+/// One governed record (docs/protocol.md §2).
 ///
 /// `life` is private: every lifecycle move goes through [`crate::State::move_record`], which
-/// refuses moves outside the table of PROTOCOL.md §3.
+/// refuses moves outside the table of docs/protocol.md §3.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
@@ -285,7 +285,7 @@ pub struct Record {
     /// Ghost (I9): ancestors that were pending revocation when this irreversible action ran.
     pub doubted_at_execution: RecordSet,
     /// While quarantined for review: the snapshot sequence number of the transaction that
-    /// staged it (`Resolve(keep)` judges rivals against that snapshot, PROTOCOL.md §5).
+    /// staged it (`Resolve(keep)` judges rivals against that snapshot, docs/protocol.md §5).
     #[serde(default)]
     pub review_seq: Option<u8>,
     /// Ghost (I7): the same number, as the ghost observer recorded it from its own copy of

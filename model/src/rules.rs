@@ -1,4 +1,4 @@
-//! Rule coverage: every rule of the protocol (PROTOCOL.md §3–§8) with a stable id, and the
+//! Rule coverage: every rule of the protocol (docs/protocol.md §3–§8) with a stable id, and the
 //! cheap record of which rules a step exercised.
 //!
 //! "Exhaustive" is only worth what the enumerated domain lets happen: a check that never
@@ -81,7 +81,7 @@ pub struct RuleDef {
     pub id: &'static str,
     /// Family.
     pub family: Family,
-    /// PROTOCOL.md section.
+    /// docs/protocol.md section.
     pub section: &'static str,
     /// The rule as a sentence. For `enable.*` rules, the reason a refused operation gives.
     pub statement: &'static str,

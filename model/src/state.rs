@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// The most agents one state can hold.
 pub const MAX_AGENTS: usize = 4;
 
-/// A repair or retraction kind, as written into the rollback log (PROTOCOL.md §8).
+/// A repair or retraction kind, as written into the rollback log (docs/protocol.md §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Repair {
@@ -76,7 +76,7 @@ impl AuditEntry {
 }
 
 /// The ghost's own copy of an open transaction's snapshot, taken by the ghost observer when
-/// the transaction began (PROTOCOL.md §9, revision 2): the history properties that talk
+/// the transaction began (docs/protocol.md §9, revision 2): the history properties that talk
 /// about "the snapshot" (I1, I5, I7) judge against this copy, never the protocol's field.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -272,7 +272,7 @@ impl State {
         self.len = len as u8;
         (&mut self.records[..len], &mut self.log[..len])
     }
-    /// Moves record `id` to `to`, refusing any move outside PROTOCOL.md §3's table.
+    /// Moves record `id` to `to`, refusing any move outside docs/protocol.md §3's table.
     ///
     /// This is the only code that changes a record's lifecycle state. It also lets the ghost
     /// observer judge the move with its own, independent copy of the table (property I4).
@@ -392,7 +392,7 @@ impl State {
     }
 }
 
-/// The row of the lifecycle table (PROTOCOL.md §3) that the legal move `from -> to` takes.
+/// The row of the lifecycle table (docs/protocol.md §3) that the legal move `from -> to` takes.
 fn lifecycle_rule(from: Life, to: Life) -> crate::rules::Rule {
     use crate::rules::Rule;
     use Life::*;

@@ -1,4 +1,4 @@
-//! Transactions: tiers, isolation levels, snapshots and visibility (PROTOCOL.md §4).
+//! Transactions: tiers, isolation levels, snapshots and visibility (docs/protocol.md §4).
 
 use crate::config::{Config, Variant};
 use crate::lifecycle::Life;
@@ -59,7 +59,7 @@ pub struct Txn {
     pub snapshot_seq: u8,
 }
 
-/// May `agent` see `record` at all? `Private` records only by their owner (PROTOCOL.md §4).
+/// May `agent` see `record` at all? `Private` records only by their owner (docs/protocol.md §4).
 pub fn permitted(agent: u8, record: &Record) -> bool {
     record.scope != Scope::Private || record.owner == agent
 }
@@ -91,7 +91,7 @@ pub fn snapshot_seq(cfg: &Config, state: &State, tx: &Txn) -> u8 {
     }
 }
 
-/// Visibility = (in snapshot ∨ staged by this transaction) ∧ permitted (PROTOCOL.md §4).
+/// Visibility = (in snapshot ∨ staged by this transaction) ∧ permitted (docs/protocol.md §4).
 pub fn visible(cfg: &Config, state: &State, agent: u8, id: RecordId) -> bool {
     let Some(tx) = state.txn(agent) else {
         return false;

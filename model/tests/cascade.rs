@@ -1,4 +1,4 @@
-//! Typed cascading repair and the rollback log (PROTOCOL.md §8).
+//! Typed cascading repair and the rollback log (docs/protocol.md §8).
 //!
 //! Each repair type: a descendant belief is Revoked; a derived view is Quarantined for rebuild and
 //! the walk continues below it; a reversible action is compensated; an irreversible one leaks and

@@ -1,4 +1,4 @@
-//! Enabling conditions of the operations of PROTOCOL.md §5.
+//! Enabling conditions of the operations of docs/protocol.md §5.
 //!
 //! For each operation, each part of its enabling condition is violated once and the operation
 //! must be refused with `Refusal::Disabled` naming that part, leaving the state unchanged (the

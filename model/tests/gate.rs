@@ -1,4 +1,4 @@
-//! The action gate in front of irreversible tool calls (PROTOCOL.md §7).
+//! The action gate in front of irreversible tool calls (docs/protocol.md §7).
 //!
 //! One test per blocking condition, with the structured reply (`GateBlock`) asserted:
 //! condition 1 (a Tentative record outside the snapshot in flight, the caller's own staging

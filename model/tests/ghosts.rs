@@ -1,4 +1,4 @@
-//! Each ghost judge of PROTOCOL.md §9 (revision 2) breaks on a hand-made violating step.
+//! Each ghost judge of docs/protocol.md §9 (revision 2) breaks on a hand-made violating step.
 //!
 //! A ghost restates its rule without calling the code it judges, so it must catch a step that
 //! the protocol code would never take. Each test builds the state before a step with the real

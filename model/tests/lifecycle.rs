@@ -1,4 +1,4 @@
-//! The record lifecycle of PROTOCOL.md §3: the 8 states and the table of legal moves.
+//! The record lifecycle of docs/protocol.md §3: the 8 states and the table of legal moves.
 //!
 //! * `lifecycle::allowed` is compared, over all 64 `(from, to)` pairs, with the table typed here
 //!   from the spec (row by row, independently of the model's `match`);
@@ -19,7 +19,7 @@ use memtx_model::state::{Ghost, State};
 use memtx_model::txn::Isolation;
 use memtx_model::Life::{self, *};
 
-/// PROTOCOL.md §3, one entry per row of the table, `from` states expanded.
+/// docs/protocol.md §3, one entry per row of the table, `from` states expanded.
 const SPEC_TABLE: &[(&[Life], Life, &str)] = &[
     (
         &[Raw],

@@ -1,4 +1,4 @@
-//! The commit pipeline of PROTOCOL.md §6: one test per outcome.
+//! The commit pipeline of docs/protocol.md §6: one test per outcome.
 //!
 //! Check 1 evidence, check 2 validity, check 3 semantic conflict (stale late write, higher and
 //! lower authority, equal authority with a different or the same source, non-overlapping

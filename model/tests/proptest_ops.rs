@@ -14,7 +14,7 @@
 //!   conditions).
 //! * `refused_steps_change_nothing`: along such walks, many operations are probed at each state;
 //!   every refused one yields no successor (`next_state` is `None`) and, applied in place with
-//!   `ops::apply`, leaves the state exactly as it was (PROTOCOL.md §5: a disabled operation is not
+//!   `ops::apply`, leaves the state exactly as it was (docs/protocol.md §5: a disabled operation is not
 //!   an action; a blocked call changes nothing).
 //!
 //! Cases default to a modest number (a few seconds in release); `PROPTEST_CASES` raises it.

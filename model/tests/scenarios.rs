@@ -1,4 +1,4 @@
-//! The twelve scripted scenarios of PROTOCOL.md §12: six corruption families, each with a trap
+//! The twelve scripted scenarios of docs/protocol.md §12: six corruption families, each with a trap
 //! (must be stopped) and a control (must go through).
 //!
 //! | family | trap | control |

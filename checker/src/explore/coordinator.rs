@@ -9,6 +9,7 @@
 
 use super::report::{Progress, StopReason};
 use super::sync::{lock, Decision, Shared};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// A discovery within one level: the discovered state's key and its reference in the level
@@ -30,6 +31,8 @@ pub(crate) struct Limits<'a> {
     pub(crate) target_max_depth: Option<usize>,
     pub(crate) progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
     pub(crate) progress_interval: Duration,
+    /// Set from outside (a signal handler) to stop at the next check point.
+    pub(crate) interrupt: Option<&'static AtomicBool>,
 }
 
 /// Exploration-wide bookkeeping kept by worker 0; see the [module documentation](self).
@@ -100,7 +103,23 @@ impl<'a> Coordinator<'a> {
         let memory = shared.sum(|c| &c.memory);
         self.peak_memory = self.peak_memory.max(memory);
         if self.limits.max_memory.is_some_and(|max| memory > max) {
-            shared.request_memory_stop();
+            shared.request_stop(StopReason::Memory);
+        }
+        // Checked here, between chunks, and not only when a level ends: a level can hold
+        // many times `max_states` states, and an interrupt must act within a second.
+        if self
+            .limits
+            .max_states
+            .is_some_and(|max| self.distinct(shared) >= max)
+        {
+            shared.request_stop(StopReason::MaxStates);
+        }
+        if self
+            .limits
+            .interrupt
+            .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            shared.request_stop(StopReason::Interrupted);
         }
         let Some(callback) = self.limits.progress else {
             return;
@@ -146,8 +165,8 @@ impl<'a> Coordinator<'a> {
         let all_discovered =
             !self.discoveries.is_empty() && self.discoveries.iter().all(Option::is_some);
         let memory = shared.sum(|c| &c.memory);
-        self.stopped_early = if shared.memory_stop_requested() {
-            Some(StopReason::Memory)
+        self.stopped_early = if let Some(reason) = shared.stop_requested() {
+            Some(reason)
         } else if level_new == 0 {
             None
         } else if self.limits.finish_when_all_discovered && all_discovered {

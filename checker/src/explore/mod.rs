@@ -40,9 +40,11 @@
 //!   found at level `d` has a shortest path, whatever the thread count and timing;
 //! * the *set* of states of each level is a property of the model, not of the schedule, so
 //!   counts per level, total counts and the choice of discovery can be made deterministic;
-//! * stopping conditions (all properties discovered, `max_states`, `target_max_depth`) are
-//!   checked when a level ends, so early stops are deterministic too (except the memory
-//!   stop, which must act sooner).
+//! * the stopping conditions "all properties discovered" and `target_max_depth` are
+//!   checked when a level ends, so those early stops are deterministic too. The memory
+//!   budget, `max_states` and an interrupt must act sooner: they stop the level at the next
+//!   check point, and the counts of such a run depend on timing (it proves nothing beyond
+//!   the states it visited anyway).
 //!
 //! # Shards
 //!
@@ -149,9 +151,8 @@
 //! Differences: properties are never all-discovered "at one state" (stateright does not
 //! expand a state that is a discovery for every property; this engine does); a model
 //! without properties is fully explored (stateright explores only its initial states);
-//! duplicate initial states are expanded once (stateright expands each copy); early stops
-//! happen at level ends, so counts after an early stop differ from stateright's
-//! (timing-dependent) ones. Eventually properties are rejected.
+//! duplicate initial states are expanded once (stateright expands each copy); counts after
+//! an early stop differ from stateright's (both are timing-dependent for `max_states`). Eventually properties are rejected.
 //!
 //! # Symmetry
 //!
@@ -282,6 +283,7 @@ where
         target_max_depth: options.target_max_depth,
         progress: options.progress,
         progress_interval: options.progress_interval,
+        interrupt: options.interrupt,
     };
     let mut coordinator = Coordinator::new(
         limits,

@@ -4,6 +4,7 @@
 use super::coverage::CoverageProbe;
 use super::report::Progress;
 use stateright::Model;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// A symmetry canonicalizer: maps a state to the representative of its symmetry class.
@@ -39,7 +40,8 @@ pub struct ExploreOptions<'a, M: Model> {
     /// Decides which worker owns a state (by default its fingerprint does); ignored in exact
     /// mode. See [`ExploreOptions::locality`].
     pub locality: Option<Locality>,
-    /// Stop when a level ends with at least this many distinct states.
+    /// Stop once at least this many distinct states were found (checked between chunks;
+    /// the run stops within about one batch of the limit, mid-level).
     pub max_states: Option<u64>,
     /// Stop (at the next check point) when the engine's own accounting exceeds this.
     pub max_memory_bytes: Option<u64>,
@@ -55,6 +57,10 @@ pub struct ExploreOptions<'a, M: Model> {
     /// Called after every attempted step to collect which rules of the model it fired;
     /// see [`ExploreOptions::coverage`].
     pub coverage: Option<CoverageProbe>,
+    /// Polled at every check point (about every 256 expanded states and every 20 ms while
+    /// waiting): once it reads `true` the run stops as [`super::StopReason::Interrupted`].
+    /// A signal handler sets it; see [`ExploreOptions::interrupt`].
+    pub interrupt: Option<&'static AtomicBool>,
 }
 
 impl<M: Model> Clone for ExploreOptions<'_, M> {
@@ -72,6 +78,7 @@ impl<M: Model> Clone for ExploreOptions<'_, M> {
             progress: self.progress,
             progress_interval: self.progress_interval,
             coverage: self.coverage,
+            interrupt: self.interrupt,
         }
     }
 }
@@ -91,6 +98,7 @@ impl<M: Model> Default for ExploreOptions<'_, M> {
             progress: None,
             progress_interval: Duration::from_secs(1),
             coverage: None,
+            interrupt: None,
         }
     }
 }
@@ -214,6 +222,13 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// ([`super::ExploreReport::coverage`]); the checker turns that into per-rule coverage.
     pub fn coverage(mut self, probe: CoverageProbe) -> Self {
         self.coverage = Some(probe);
+        self
+    }
+
+    /// Sets [`ExploreOptions::interrupt`]: the run stops soon after `flag` becomes true, with
+    /// everything found so far reported as for any early stop.
+    pub fn interrupt(mut self, flag: &'static AtomicBool) -> Self {
+        self.interrupt = Some(flag);
         self
     }
 

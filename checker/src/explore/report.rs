@@ -12,7 +12,9 @@ pub enum StopReason {
     /// The memory budget (`max_memory_bytes`) was reached. The level being expanded may be
     /// incomplete; counts are then not deterministic.
     Memory,
-    /// At least `max_states` distinct states were found (checked when a level ends).
+    /// At least `max_states` distinct states were found. Checked between chunks of
+    /// expanded states, so the run stops within about one batch of the limit, in the middle
+    /// of a level; counts are then not deterministic.
     MaxStates,
     /// The next level is at `target_max_depth`; its states were counted but not expanded or
     /// checked, as in stateright.
@@ -20,6 +22,35 @@ pub enum StopReason {
     /// Every property has a discovery and `finish_when_all_discovered` was set (checked
     /// when a level ends).
     AllDiscovered,
+    /// The interrupt flag ([`super::ExploreOptions::interrupt`]) was raised, by SIGINT or
+    /// SIGTERM: the run stopped at the next check point, within a level.
+    Interrupted,
+}
+
+impl StopReason {
+    /// A non-zero code for an atomic stop request.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            StopReason::Memory => 1,
+            StopReason::MaxStates => 2,
+            StopReason::MaxDepth => 3,
+            StopReason::AllDiscovered => 4,
+            StopReason::Interrupted => 5,
+        }
+    }
+
+    /// The reason of a [`StopReason::code`]; `None` for 0 (no stop requested).
+    pub(crate) fn from_code(code: u8) -> Option<StopReason> {
+        [
+            StopReason::Memory,
+            StopReason::MaxStates,
+            StopReason::MaxDepth,
+            StopReason::AllDiscovered,
+            StopReason::Interrupted,
+        ]
+        .into_iter()
+        .find(|r| r.code() == code)
+    }
 }
 
 impl fmt::Display for StopReason {
@@ -29,6 +60,7 @@ impl fmt::Display for StopReason {
             StopReason::MaxStates => "max states",
             StopReason::MaxDepth => "max depth",
             StopReason::AllDiscovered => "all properties discovered",
+            StopReason::Interrupted => "interrupt",
         };
         write!(f, "stopped early: {what}")
     }

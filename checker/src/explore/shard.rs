@@ -74,6 +74,7 @@ use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD
 use super::packed::PackedState;
 use super::path::{parent_ref, ParentLog};
 use super::recent::RecentSuccessors;
+use super::report::StopReason;
 use super::sync::{lock, Part, Poisoned, Shared};
 use super::visited::{
     fingerprint_packed, fmix64, probe_key, shard_of, FreshTable, Probe, VisitedTable,
@@ -602,7 +603,7 @@ where
     ) -> Result<(), Poisoned> {
         let threads = self.cx.shared.threads;
         let pending = pending.iter().any(|p| *p).then_some(pending);
-        while !self.cx.shared.memory_stop_requested() {
+        while self.cx.shared.stop_requested().is_none() {
             let Some(chunk) = part.claim(CHUNK) else {
                 break;
             };
@@ -832,7 +833,7 @@ where
                 Insert::Known => {}
                 Insert::Full => {
                     self.dropped += 1;
-                    self.cx.shared.request_memory_stop();
+                    self.cx.shared.request_stop(StopReason::Memory);
                 }
             }
         }
@@ -850,7 +851,7 @@ where
         while self.shard.needs_growth() {
             let extra = self.shard.growth_bytes();
             if !self.cx.shared.memory_allows(extra) {
-                self.cx.shared.request_memory_stop();
+                self.cx.shared.request_stop(StopReason::Memory);
                 self.growth_refused = true;
                 return;
             }

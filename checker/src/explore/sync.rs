@@ -5,7 +5,8 @@
 
 use super::coordinator::Sighting;
 use super::frontier::Frontier;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use super::report::StopReason;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -140,9 +141,10 @@ pub(crate) struct Shared {
     pub(crate) threads: usize,
     pub(crate) barrier: LevelBarrier,
     pub(crate) counters: Vec<Counters>,
-    /// Set when the memory budget is exhausted; workers stop expanding at the next check
-    /// point.
-    pub(crate) stop_memory: AtomicBool,
+    /// The first stop requested during a level (0: none; else [`StopReason::code`]): the
+    /// memory budget, `max_states` or an interrupt. Workers stop expanding at their next
+    /// check point, finish the level's exchange, and the level closes as the last one.
+    pub(crate) stop: AtomicU8,
     pub(crate) max_memory: Option<u64>,
     /// Per worker, per property: the smallest-key discovery in the level just expanded.
     pub(crate) level_discoveries: Vec<Mutex<Vec<Option<Sighting>>>>,
@@ -161,7 +163,7 @@ impl Shared {
             threads,
             barrier: LevelBarrier::new(threads),
             counters: (0..threads).map(|_| Counters::default()).collect(),
-            stop_memory: AtomicBool::new(false),
+            stop: AtomicU8::new(0),
             max_memory,
             level_discoveries: (0..threads)
                 .map(|_| Mutex::new(vec![None; properties]))
@@ -188,14 +190,16 @@ impl Shared {
         }
     }
 
-    /// Asks every worker to stop expanding (memory budget exhausted).
-    pub(crate) fn request_memory_stop(&self) {
-        self.stop_memory.store(true, Ordering::Relaxed);
+    /// Asks every worker to stop expanding, for `reason`; the first reason requested wins.
+    pub(crate) fn request_stop(&self, reason: StopReason) {
+        let _ = self
+            .stop
+            .compare_exchange(0, reason.code(), Ordering::Relaxed, Ordering::Relaxed);
     }
 
-    /// Whether a memory stop was requested.
-    pub(crate) fn memory_stop_requested(&self) -> bool {
-        self.stop_memory.load(Ordering::Relaxed)
+    /// The stop requested so far, if any.
+    pub(crate) fn stop_requested(&self) -> Option<StopReason> {
+        StopReason::from_code(self.stop.load(Ordering::Relaxed))
     }
 }
 

@@ -8,7 +8,7 @@
 //! for each property its verdict, its trace and the exact command that replays it. It is written
 //! as JSON (for tools and CI) and as Markdown (for people), both atomically.
 //!
-//! [`Matrix`] lays several reports side by side: the ablation matrix of PROTOCOL.md §10, one row
+//! [`Matrix`] lays several reports side by side: the ablation matrix of docs/protocol.md §10, one row
 //! per variant, one column per invariant, each cell `holds` or `violated (len N)`, followed by
 //! the cells that disagree with §10's "expected to break" column.
 //!
@@ -352,9 +352,31 @@ impl RunReport {
         json_pretty(self)
     }
 
-    /// Writes the JSON form atomically.
+    /// Writes the JSON form atomically, its trace paths relative to the file's directory
+    /// ([`RunReport::relocated`]).
     pub fn write_json(&self, path: &Path) -> Result<(), UserError> {
-        write_atomic(path, self.to_json_string().as_bytes())
+        let here = self.relocated(path);
+        write_atomic(path, here.to_json_string().as_bytes())
+    }
+
+    /// This report as it reads from the directory of the report file `report_path`: every
+    /// trace path (written relative to where the check ran) made relative to that directory,
+    /// and the replay commands with it, so that the report folder and the traces can be moved
+    /// or shared together and the links still work.
+    pub fn relocated(&self, report_path: &Path) -> RunReport {
+        let dir = match report_path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let mut out = self.clone();
+        for p in &mut out.properties {
+            if let Some(t) = &p.trace {
+                let rel = crate::fsutil::relative_path(Path::new(t), dir);
+                p.replay_command = Some(crate::trace::replay_command(&rel));
+                p.trace = Some(rel.display().to_string());
+            }
+        }
+        out
     }
 
     /// Reads a JSON report written by [`RunReport::write_json`].
@@ -369,9 +391,10 @@ impl RunReport {
         })
     }
 
-    /// Writes the Markdown form atomically.
+    /// Writes the Markdown form atomically, its trace links relative to the file's directory
+    /// ([`RunReport::relocated`]).
     pub fn write_markdown(&self, path: &Path) -> Result<(), UserError> {
-        write_atomic(path, self.to_markdown().as_bytes())
+        write_atomic(path, self.relocated(path).to_markdown().as_bytes())
     }
 
     /// The report as Markdown: summary, configuration, states per depth, properties.
@@ -383,9 +406,10 @@ impl RunReport {
             self.config.preset,
             self.variant.name()
         );
+        let _ = writeln!(s, "**{}**\n", escape(&self.result_line()));
         let _ = writeln!(
             s,
-            "**{}.** {}\n",
+            "{}. {}\n",
             capitalize(&self.coverage.to_string()),
             match self.outcome() {
                 Outcome::Pass =>
@@ -462,6 +486,11 @@ impl RunReport {
         let _ = writeln!(s, "\n## Properties\n");
         let _ = writeln!(
             s,
+            "Each property's full statement, and the rules that judge it: `{}` in the memtx repository.\n",
+            crate::list::PROTOCOL_DOC
+        );
+        let _ = writeln!(
+            s,
             "| property | kind | verdict | trace | replay |\n|---|---|---|---|---|"
         );
         for p in &self.properties {
@@ -475,9 +504,11 @@ impl RunReport {
                 } else {
                     self.cell(p)
                 },
-                p.trace
-                    .as_deref()
-                    .map_or("-".into(), |t| format!("`{}`", escape(t))),
+                p.trace.as_deref().map_or("-".into(), |t| format!(
+                    "[`{}`]({})",
+                    escape(t),
+                    t.replace(' ', "%20")
+                )),
                 p.replay_command
                     .as_deref()
                     .map_or("-".into(), |c| format!("`{}`", escape(c))),
@@ -538,7 +569,8 @@ fn escape(s: &str) -> String {
 }
 
 /// The serde name of an enum value (`committed-read`), as in traces and reports.
-fn serde_name<T: Serialize>(v: &T) -> String {
+/// The serde (kebab-case) name of a unit variant, e.g. `committed-read`.
+pub(crate) fn serde_name<T: Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
         Ok(serde_json::Value::String(s)) => s,
         Ok(other) => other.to_string(),
@@ -602,13 +634,11 @@ pub fn config_markdown(cfg: &Config) -> String {
     s
 }
 
-/// The enumerated domain choices as a Markdown table (what "exhaustive" covers).
-pub fn domain_markdown(d: &Domain) -> String {
-    let mut s = String::new();
+/// The enumerated domain choices, one row each: what "exhaustive" covers.
+fn domain_rows(d: &Domain) -> Vec<(&'static str, String)> {
     let writes: Vec<String> = d.writes.iter().map(write_shape).collect();
     let validities: Vec<&str> = d.validities.iter().map(validity_shape).collect();
-    let _ = writeln!(s, "| domain choice | enumerated |\n|---|---|");
-    for (k, v) in [
+    vec![
         ("tiers", list(&d.tiers)),
         ("isolation levels (non-external tiers)", list(&d.isolations)),
         ("staged kinds", list(&d.stage_kinds)),
@@ -625,10 +655,27 @@ pub fn domain_markdown(d: &Domain) -> String {
         ("reversible tool calls", yes_no(d.reversible_calls).into()),
         ("revocations", yes_no(d.revocations).into()),
         ("review resolutions", yes_no(d.reviews).into()),
-    ] {
+        ("operations proposed", serde_name(&d.enumeration)),
+    ]
+}
+
+/// The enumerated domain choices as a Markdown table (what "exhaustive" covers).
+pub fn domain_markdown(d: &Domain) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "| domain choice | enumerated |\n|---|---|");
+    for (k, v) in domain_rows(d) {
         let _ = writeln!(s, "| {k} | {} |", escape(&v));
     }
     s
+}
+
+/// The enumerated domain choices on one line, for the summary printed before a run.
+pub fn domain_line(d: &Domain) -> String {
+    domain_rows(d)
+        .into_iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// One cell of the ablation matrix.
@@ -640,7 +687,7 @@ pub struct MatrixCell {
     pub verdict: Verdict,
     /// Length of the counterexample, if any.
     pub trace_len: Option<usize>,
-    /// Whether PROTOCOL.md §10 expects this variant to break this property.
+    /// Whether docs/protocol.md §10 expects this variant to break this property.
     pub expected_to_break: bool,
 }
 
@@ -675,7 +722,7 @@ pub struct MatrixRow {
     pub cells: Vec<MatrixCell>,
 }
 
-/// The ablation matrix: variants × invariants (PROTOCOL.md §10).
+/// The ablation matrix: variants × invariants (docs/protocol.md §10).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Matrix {
     /// Column keys (invariants), in registry order.
@@ -720,7 +767,7 @@ impl Matrix {
         Matrix { properties, rows }
     }
 
-    /// The cells that disagree with PROTOCOL.md §10, one sentence each.
+    /// The cells that disagree with docs/protocol.md §10, one sentence each.
     pub fn deviations(&self) -> Vec<String> {
         let mut out = Vec::new();
         for row in &self.rows {
@@ -771,13 +818,13 @@ impl Matrix {
         }
         let _ = writeln!(
             s,
-            "\n`*`: PROTOCOL.md §10 expects the variant to break the property.\n"
+            "\n`*`: docs/protocol.md §10 expects the variant to break the property.\n"
         );
         let deviations = self.deviations();
         if deviations.is_empty() {
-            let _ = writeln!(s, "Every cell agrees with PROTOCOL.md §10.");
+            let _ = writeln!(s, "Every cell agrees with docs/protocol.md §10.");
         } else {
-            let _ = writeln!(s, "Cells that disagree with PROTOCOL.md §10:\n");
+            let _ = writeln!(s, "Cells that disagree with docs/protocol.md §10:\n");
             for d in deviations {
                 let _ = writeln!(s, "- {d}");
             }

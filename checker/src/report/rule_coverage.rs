@@ -1,6 +1,6 @@
 //! Rule coverage: how often each rule of the protocol fired in a run, and which never did.
 //!
-//! The model gives every rule of PROTOCOL.md §3–§8 a stable id
+//! The model gives every rule of docs/protocol.md §3–§8 a stable id
 //! ([`memtx_model::rules::RULES`]) and records, per attempted step, the set of rules it fired;
 //! the fast explorer tallies those sets ([`crate::explore::CoverageTally`]). This module turns
 //! the tallies into one row per rule: the attempted steps that fired it, and the fewest steps
@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 pub struct RuleCount {
     /// The rule's stable id (`pipe.evidence.fail`).
     pub id: String,
-    /// PROTOCOL.md section.
+    /// docs/protocol.md section.
     pub section: String,
     /// Attempted steps that fired it.
     pub fired: u64,

@@ -2,7 +2,7 @@
 //!
 //! * configurations wider than the exhaustive presets ([`wide`]), with named sources
 //!   ([`MID_A`], [`MID_B`], [`HIGH`], [`LOW`]);
-//! * operation builders that read like PROTOCOL.md §5 (`begin`, `belief(..).parents(..)`,
+//! * operation builders that read like docs/protocol.md §5 (`begin`, `belief(..).parents(..)`,
 //!   `commit`, `irreversible`, ...);
 //! * invariant helpers over `properties::PROPERTIES`;
 //! * a small scenario DSL: a named list of steps, each an operation with its expected outcome
@@ -88,7 +88,7 @@ pub fn set(ids: &[RecordId]) -> RecordSet {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Operation builders (PROTOCOL.md §5)
+// Operation builders (docs/protocol.md §5)
 // ---------------------------------------------------------------------------------------------
 
 /// `Tick`.
