@@ -135,7 +135,7 @@ fn judge(
     let file = trace_path(&args.traces, cfg.variant, def.key);
     trace.write(&file)?;
     if args.itf {
-        crate::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;
+        crate::trace::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;
     }
     Ok(outcome.with_trace(
         steps,

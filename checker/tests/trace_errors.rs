@@ -3,7 +3,7 @@
 mod trace_support;
 
 use memtx_checker::error::{ErrorKind, UserError};
-use memtx_checker::replay::{replay, ReplayError};
+use memtx_checker::trace::replay::{replay, ReplayError};
 use memtx_checker::trace::Trace;
 use memtx_model::Variant;
 use serde_json::{json, Value};

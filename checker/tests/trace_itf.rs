@@ -2,7 +2,7 @@
 
 mod trace_support;
 
-use memtx_checker::itf::{to_itf, write_itf, ITF_VARS};
+use memtx_checker::trace::itf::{to_itf, write_itf, ITF_VARS};
 use memtx_checker::trace::itf_path_for;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,7 +2,7 @@
 
 mod trace_support;
 
-use memtx_checker::replay::replay;
+use memtx_checker::trace::replay::replay;
 use memtx_checker::trace::{
     itf_path_for, replay_command, trace_path, Expectation, ExpectationKind, Trace, TRACE_FORMAT,
     TRACE_VERSION,

@@ -6,8 +6,8 @@
 
 use crate::cli::ReplayArgs;
 use crate::error::{ErrorKind, UserError};
-use crate::replay::replay;
 use crate::setup;
+use crate::trace::replay::replay;
 use crate::trace::{Expectation, Trace};
 
 /// Runs `memtx replay`; returns the exit code.

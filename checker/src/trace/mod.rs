@@ -2,7 +2,7 @@
 //!
 //! When a check finds a counterexample (an `always` property fails) or an example (a `sometimes`
 //! property holds), memtx saves the path that reaches it as a *trace*. A trace is meant to be
-//! replayed ([`crate::replay`]) months later, by someone who did not run the check, possibly with a
+//! replayed ([`replay`]) months later, by someone who did not run the check, possibly with a
 //! newer memtx. So it carries everything needed to replay and judge it:
 //!
 //! ```json
@@ -39,6 +39,10 @@
 //! of bad input as its own one-line [`UserError`]: not JSON, wrong format tag, unknown version,
 //! unknown variant, unknown property, invalid configuration, or a malformed field (named by its
 //! path, e.g. `steps[3].action`).
+
+pub mod command;
+pub mod itf;
+pub mod replay;
 
 use crate::error::{internal_bug, ErrorKind, InternalBug, UserError};
 use crate::fsutil::{json_pretty, read_text, write_atomic};
@@ -406,7 +410,7 @@ impl Trace {
     /// `preset` name; the error lists what differs.
     ///
     /// To replay under another *variant* on purpose, compare with the variant set to the trace's
-    /// and pass the override to [`crate::replay::replay`].
+    /// and pass the override to [`replay::replay`].
     pub fn check_config(&self, given: &Config) -> Result<(), UserError> {
         let diffs = config_differences(&self.config, given);
         if diffs.is_empty() {
