@@ -10,7 +10,7 @@
 //! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states |
 //! | [`trace`] ([`trace::itf`], [`trace::replay`]) | counterexample traces, ITF export, re-execution |
 //! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts |
-//! | [`error`], [`fsutil`] | one-line user errors (exit 2); atomic file writes |
+//! | [`error`], [`fsutil`], [`input`] | one-line user errors (exit 2); atomic file writes; reading user files safely |
 //! | [`bench`](mod@bench), [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
 
@@ -24,6 +24,7 @@ pub mod engine;
 pub mod error;
 pub mod explore;
 pub mod fsutil;
+pub mod input;
 pub mod list;
 pub mod progress;
 pub mod reference;

@@ -157,7 +157,7 @@ fn write_regressions_readme(traces: &Path) -> Result<(), UserError> {
         md.push_str(&format!(
             "| `{rel}` | `{}` | {} | {} | `{}` |\n",
             t.config.variant.name(),
-            t.property.key,
+            t.property_key(),
             t.steps.len(),
             t.command
         ));

@@ -21,8 +21,9 @@ pub fn variant(name: &str) -> Result<Variant, String> {
     })
 }
 
-/// The largest domain file read (a domain is a few kilobytes; anything this large is not one).
-pub const MAX_DOMAIN_FILE_BYTES: u64 = 1 << 20;
+/// The largest domain file read: the input size limit shared with traces
+/// ([`crate::input::MAX_INPUT_BYTES`], 64 MiB).
+pub const MAX_DOMAIN_FILE_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 
 /// What `--domain FILE` holds: the `bounds` and `domain` of a configuration, in the form
 /// every report and `memtx list --json` print them (the `config` object of a report's JSON
@@ -44,25 +45,30 @@ struct DomainFile {
 }
 
 /// Reads a `--domain` file into `cfg` (its domain, and its bounds when it has them), naming the
-/// configuration after the file.
+/// configuration after the file. The file is refused, in one line, when it is larger than
+/// [`MAX_DOMAIN_FILE_BYTES`] (without being read whole), not JSON, holds a key twice, or is
+/// not a domain.
 pub fn apply_domain_file(cfg: &mut Config, path: &std::path::Path) -> Result<(), String> {
+    apply_domain_file_limited(cfg, path, MAX_DOMAIN_FILE_BYTES)
+}
+
+/// [`apply_domain_file`] with another size limit.
+pub fn apply_domain_file_limited(
+    cfg: &mut Config,
+    path: &std::path::Path,
+    limit: u64,
+) -> Result<(), String> {
+    use crate::input::{cut_quoted, parse_json, read_limited};
+    use serde::Deserialize as _;
     let shown = path.display();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read the domain file {shown}: {e} (check the path)"))?;
-    if !meta.is_file() {
-        return Err(format!("the domain file {shown} is not a regular file"));
-    }
-    if meta.len() > MAX_DOMAIN_FILE_BYTES {
-        return Err(format!(
-            "the domain file {shown} has {} bytes, more than a domain needs ({MAX_DOMAIN_FILE_BYTES}): pass a domain JSON",
-            meta.len()
-        ));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the domain file {shown}: {e}"))?;
-    let file: DomainFile = serde_json::from_str(&text).map_err(|e| {
+    let text = read_limited(path, "domain file", limit).map_err(|e| e.to_string())?;
+    let how = "write {\"domain\": {...}} as `memtx list --json` prints presets";
+    let value = parse_json(&text)
+        .map_err(|e| format!("the domain file {shown} is not a memtx domain ({e}); {how}"))?;
+    let file = DomainFile::deserialize(&value).map_err(|e| {
         format!(
-            "the domain file {shown} is not a memtx domain ({e}); write {{\"domain\": {{...}}}} as `memtx list --json` prints presets"
+            "the domain file {shown} is not a memtx domain ({}); {how}",
+            cut_quoted(&e.to_string())
         )
     })?;
     if let Some(bounds) = file.bounds {
