@@ -574,7 +574,8 @@ impl ReplayReport {
         let e = &self.expectation;
         let expectations = self.steps.iter().filter(|s| s.expect.is_some()).count();
         let of_steps = if expectations > 0 {
-            format!(" and the expectations of {expectations} steps")
+            let s = if expectations == 1 { "" } else { "s" };
+            format!(" and the expectations of {expectations} step{s}")
         } else {
             String::new()
         };
