@@ -52,7 +52,7 @@ fn write(dir: &Path, name: &str, body: &str) -> String {
 #[test]
 fn a_file_over_the_size_limit_is_refused_without_being_read_whole() {
     let dir = scratch("size");
-    let body = scenario(&vec![BEGIN; 1].join(","));
+    let body = scenario(BEGIN);
     let padded = format!("{body}{}", " ".repeat(2048));
     let f = write(&dir, "big.json", &padded);
     let ok = memtx(&["replay", &f], &dir);

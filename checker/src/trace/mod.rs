@@ -1,4 +1,5 @@
-//! Traces: a discovered path saved as a versioned, self-describing JSON file.
+//! Traces: a discovered path saved as a versioned, self-describing JSON file, or a scenario
+//! written by hand (the format, exit codes and a worked example: `docs/traces.md`).
 //!
 //! When a check finds a counterexample (an `always` property fails) or an example (a `sometimes`
 //! property holds), memtx saves the path that reaches it as a *trace*. A trace is meant to be
@@ -35,10 +36,18 @@
 //!   ([`memtx_model::display::op_line`]) for humans, and the state after it, in the compact form of
 //!   [`memtx_model::state_serde`].
 //!
+//! A **scenario** (a trace written by hand) may leave out the states, labels, `tool`, `command`,
+//! `property` and `expectation` (then every invariant must hold at every step), may name a
+//! preset as its configuration (`{"preset": "quick", "bounds": {...}}`, overrides replacing the
+//! preset's fields), and may give a step an `expect` ([`scenario::StepExpect`]: refused for a
+//! reason, records' lifecycle states, violated invariants). Replay computes what is left out
+//! ([`replay::ReplayReport::completed`]).
+//!
 //! Reading ([`Trace::read`], [`Trace::from_json_str`]) validates everything and reports each kind
-//! of bad input as its own one-line [`UserError`]: not JSON, wrong format tag, unknown version,
-//! unknown variant, unknown property, invalid configuration, or a malformed field (named by its
-//! path, e.g. `steps[3].action`).
+//! of bad input as its own one-line [`UserError`]: too large ([`MAX_INPUT_BYTES`]), not JSON, a
+//! duplicate key, wrong format tag, unknown version, unknown variant, unknown property, invalid
+//! configuration, or a malformed field (named by its path, steps numbered from 1: `step 4:
+//! action`), with any echoed value cut ([`crate::input`]).
 
 pub mod command;
 pub mod itf;
