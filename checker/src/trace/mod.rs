@@ -213,7 +213,8 @@ pub struct Step {
     /// it). After a refused step it is the state before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<State>,
-    /// What the step must show (scenario files, [`scenario`]).
+    /// What the step must show (scenario files, [`scenario`]). Read by
+    /// [`Trace::from_json_value`], which validates it; serde's derived `Deserialize` skips it.
     #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub expect: Option<StepExpect>,
 }
