@@ -134,11 +134,7 @@ pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static Property
         },
         if opts.exact { ", exact" } else { "" },
     );
-    let sources: Vec<String> = b
-        .sources
-        .iter()
-        .map(crate::report::serde_name)
-        .collect();
+    let sources: Vec<String> = b.sources.iter().map(crate::report::serde_name).collect();
     out.push_str(&format!(
         "  bounds: {} agent(s), {} record ids, clock 0..={}, {} slot(s) x {} value(s), sources [{}]\n",
         b.agents,
@@ -175,6 +171,15 @@ pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static Property
     out
 }
 
+/// The size limit of a `--domain` file: `--max-input-size`, or 64 MiB.
+fn domain_limit(args: &CheckArgs) -> Result<u64, UserError> {
+    match &args.max_input_size {
+        None => Ok(setup::MAX_DOMAIN_FILE_BYTES),
+        Some(text) => crate::input::parse_size(text)
+            .map_err(|m| UserError::new(ErrorKind::Usage, format!("--max-input-size {m}"))),
+    }
+}
+
 /// Runs `memtx check` silently; returns the report (the caller prints it and picks the exit
 /// code).
 pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
@@ -189,9 +194,14 @@ pub fn check_announcing(
 ) -> Result<RunReport, UserError> {
     let variant =
         setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
-    let cfg =
-        setup::config_with_domain(&args.preset, args.domain.as_deref(), &args.bounds, variant)
-            .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
+    let cfg = setup::config_with_domain(
+        &args.preset,
+        args.domain.as_deref(),
+        domain_limit(args)?,
+        &args.bounds,
+        variant,
+    )
+    .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
     let selected = setup::properties(&args.properties, &cfg.preset)
         .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
     let opts = options(args)?;
@@ -269,13 +279,26 @@ fn judge(
     let file = trace_path(&args.traces, cfg.variant, def.key);
     trace.write(&file)?;
     if args.itf {
-        crate::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;
+        crate::trace::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;
     }
-    Ok(outcome.with_trace(
+    let mut outcome = outcome.with_trace(
         steps,
         Some(file.display().to_string()),
         Some(replay_command(&file)),
-    ))
+    );
+    if verdict == Verdict::Violated {
+        let rows = crate::trace::step_rows(&trace).map_err(|e| {
+            UserError::new(
+                ErrorKind::Usage,
+                format!(
+                    "[memtx internal bug] the counterexample of {} does not replay: {e}",
+                    def.key
+                ),
+            )
+        })?;
+        outcome.counterexample = Some(rows);
+    }
+    Ok(outcome)
 }
 
 /// The text summary of a check.

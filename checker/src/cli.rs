@@ -105,6 +105,9 @@ pub struct CheckArgs {
     /// reports and `memtx list --json` print them; bound flags still override.
     #[arg(long, value_name = "FILE")]
     pub domain: Option<PathBuf>,
+    /// Refuse a --domain file larger than this (e.g. 64M, 1.5G; default 64M).
+    #[arg(long, value_name = "SIZE")]
+    pub max_input_size: Option<String>,
     /// Protocol variant (see `memtx list`): memtx (the protocol) or an ablation / seeded defect.
     #[arg(long, default_value = "memtx")]
     pub variant: String,
@@ -166,7 +169,8 @@ pub struct CheckArgs {
 /// `memtx replay`.
 #[derive(Args, Debug, Clone)]
 pub struct ReplayArgs {
-    /// The trace file (.trace.json).
+    /// The trace file: a .trace.json written by `memtx check`, or a scenario written by hand
+    /// (docs/traces.md).
     pub trace: PathBuf,
     /// Replay the steps under another variant (e.g. the fixed protocol `memtx`).
     #[arg(long)]
@@ -178,6 +182,13 @@ pub struct ReplayArgs {
     /// Print one JSON object instead of the step-by-step text.
     #[arg(long)]
     pub json: bool,
+    /// Write the completed trace (every state filled in, labels made again) to this file,
+    /// atomically.
+    #[arg(long, value_name = "OUT")]
+    pub write_states: Option<PathBuf>,
+    /// Refuse a trace file larger than this (e.g. 64M, 1.5G; default 64M).
+    #[arg(long, value_name = "SIZE")]
+    pub max_input_size: Option<String>,
 }
 
 /// `memtx list`.

@@ -211,7 +211,10 @@ pub fn check_plain_name(name: &str, what: &str) -> Result<(), UserError> {
     if bad {
         return Err(UserError::with_fix(
             ErrorKind::Usage,
-            format!("{what} '{}' is not a plain file name", cut(name, 60)),
+            format!(
+                "{what} '{}' is not a plain file name",
+                crate::input::cut(name)
+            ),
             "use letters, digits, '-' and '_' only, without '/', '..' or a leading dot",
         ));
     }
@@ -252,17 +255,6 @@ pub fn relative_path(target: &Path, from: &Path) -> PathBuf {
     for part in &t[common..] {
         out.push(part);
     }
-    out
-}
-
-/// `s` cut to at most `max` characters, with `…` where it was cut: for echoing user input in
-/// one-line messages.
-pub fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
     out
 }
 
@@ -317,14 +309,5 @@ mod tests {
         for good in ["paper-memtx", "run_2", "x.y"] {
             assert!(check_plain_name(good, "--name").is_ok(), "{good}");
         }
-    }
-
-    #[test]
-    fn long_values_are_cut() {
-        assert_eq!(cut("short", 10), "short");
-        let long = "x".repeat(10_000);
-        let c = cut(&long, 60);
-        assert_eq!(c.chars().count(), 60);
-        assert!(c.ends_with('…'));
     }
 }

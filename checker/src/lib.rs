@@ -5,12 +5,12 @@
 //! | module | holds |
 //! |---|---|
 //! | [`cli`], [`setup`] | the command line; turning it into a checked configuration |
-//! | [`check`], [`suite`], [`list`], [`replaying`], [`benching`], [`reference`](mod@reference) | one module per subcommand |
+//! | [`check`], [`suite`], [`list`], [`trace::command`] (replay), [`benching`], [`reference`](mod@reference) | one module per subcommand |
 //! | [`engine`] | the two explorers behind one result type |
 //! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states |
-//! | [`trace`], [`itf`], [`replay`] | counterexample traces, ITF export, re-execution |
+//! | [`trace`] ([`trace::itf`], [`trace::replay`]) | counterexample traces, ITF export, re-execution |
 //! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts |
-//! | [`error`], [`fsutil`] | one-line user errors (exit 2); atomic file writes |
+//! | [`error`], [`fsutil`], [`input`], [`interrupt`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM |
 //! | [`bench`](mod@bench), [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
 
@@ -24,13 +24,11 @@ pub mod engine;
 pub mod error;
 pub mod explore;
 pub mod fsutil;
+pub mod input;
 pub mod interrupt;
-pub mod itf;
 pub mod list;
 pub mod progress;
 pub mod reference;
-pub mod replay;
-pub mod replaying;
 pub mod report;
 pub mod setup;
 pub mod suite;

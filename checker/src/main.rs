@@ -38,7 +38,7 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
             }
             Ok(0)
         }
-        Command::Replay(args) => memtx_checker::replaying::replay_command(&args),
+        Command::Replay(args) => memtx_checker::trace::command::replay_command(&args),
         Command::Bench(args) => memtx_checker::benching::bench_command(&args),
         Command::Reference(args) => memtx_checker::reference::reference_command(&args),
         Command::Suite(args) => memtx_checker::suite::suite_command(&args, line),

@@ -21,8 +21,9 @@ pub fn variant(name: &str) -> Result<Variant, String> {
     })
 }
 
-/// The largest domain file read (a domain is a few kilobytes; anything this large is not one).
-pub const MAX_DOMAIN_FILE_BYTES: u64 = 1 << 20;
+/// The largest domain file read: the input size limit shared with traces
+/// ([`crate::input::MAX_INPUT_BYTES`], 64 MiB).
+pub const MAX_DOMAIN_FILE_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 
 /// What `--domain FILE` holds: the `bounds` and `domain` of a configuration, in the form
 /// every report and `memtx list --json` print them (the `config` object of a report's JSON
@@ -44,25 +45,30 @@ struct DomainFile {
 }
 
 /// Reads a `--domain` file into `cfg` (its domain, and its bounds when it has them), naming the
-/// configuration after the file.
+/// configuration after the file. The file is refused, in one line, when it is larger than
+/// [`MAX_DOMAIN_FILE_BYTES`] (without being read whole), not JSON, holds a key twice, or is
+/// not a domain.
 pub fn apply_domain_file(cfg: &mut Config, path: &std::path::Path) -> Result<(), String> {
+    apply_domain_file_limited(cfg, path, MAX_DOMAIN_FILE_BYTES)
+}
+
+/// [`apply_domain_file`] with another size limit.
+pub fn apply_domain_file_limited(
+    cfg: &mut Config,
+    path: &std::path::Path,
+    limit: u64,
+) -> Result<(), String> {
+    use crate::input::{cut_quoted, parse_json, read_limited};
+    use serde::Deserialize as _;
     let shown = path.display();
-    let meta = std::fs::metadata(path)
-        .map_err(|e| format!("cannot read the domain file {shown}: {e} (check the path)"))?;
-    if !meta.is_file() {
-        return Err(format!("the domain file {shown} is not a regular file"));
-    }
-    if meta.len() > MAX_DOMAIN_FILE_BYTES {
-        return Err(format!(
-            "the domain file {shown} has {} bytes, more than a domain needs ({MAX_DOMAIN_FILE_BYTES}): pass a domain JSON",
-            meta.len()
-        ));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the domain file {shown}: {e}"))?;
-    let file: DomainFile = serde_json::from_str(&text).map_err(|e| {
+    let text = read_limited(path, "domain file", limit).map_err(|e| e.to_string())?;
+    let how = "write {\"domain\": {...}} as `memtx list --json` prints presets";
+    let value = parse_json(&text)
+        .map_err(|e| format!("the domain file {shown} is not a memtx domain ({e}); {how}"))?;
+    let file = DomainFile::deserialize(&value).map_err(|e| {
         format!(
-            "the domain file {shown} is not a memtx domain ({e}); write {{\"domain\": {{...}}}} as `memtx list --json` prints presets"
+            "the domain file {shown} is not a memtx domain ({}); {how}",
+            cut_quoted(&e.to_string())
         )
     })?;
     if let Some(bounds) = file.bounds {
@@ -81,6 +87,7 @@ pub fn apply_domain_file(cfg: &mut Config, path: &std::path::Path) -> Result<(),
 pub fn config_with_domain(
     preset_name: &str,
     domain: Option<&std::path::Path>,
+    domain_limit: u64,
     bounds: &BoundArgs,
     variant: Variant,
 ) -> Result<Config, String> {
@@ -91,14 +98,14 @@ pub fn config_with_domain(
         )
     })?;
     if let Some(path) = domain {
-        apply_domain_file(&mut cfg, path)?;
+        apply_domain_file_limited(&mut cfg, path, domain_limit)?;
     }
     overrides(cfg, bounds)
 }
 
 /// The preset's configuration with the bound overrides applied, validated.
 pub fn config(preset_name: &str, bounds: &BoundArgs, variant: Variant) -> Result<Config, String> {
-    config_with_domain(preset_name, None, bounds, variant)
+    config_with_domain(preset_name, None, MAX_DOMAIN_FILE_BYTES, bounds, variant)
 }
 
 fn overrides(mut cfg: Config, bounds: &BoundArgs) -> Result<Config, String> {
@@ -156,47 +163,11 @@ pub fn properties(keys: &[String], preset: &str) -> Result<Vec<&'static Property
         .collect()
 }
 
-/// Parses a size such as `8G`, `1.5G`, `512M`, `1024K` or a plain byte count (binary units:
-/// K = 1024), as given to `flag`; the error says why a text is not a size.
-pub fn size(text: &str, flag: &str) -> Result<u64, String> {
-    let s = text.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let shown = crate::fsutil::cut(text, 40);
-    let n: f64 = number
-        .parse()
-        .ok()
-        .filter(|n: &f64| n.is_finite())
-        .ok_or_else(|| {
-            format!("{flag} '{shown}' is not a size: write e.g. 8G, 1.5G, 512M or 1048576")
-        })?;
-    let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        "T" | "TB" | "TIB" => 1 << 40,
-        _ => {
-            return Err(format!(
-                "{flag} '{shown}': unknown unit '{}' (use K, M, G or T)",
-                crate::fsutil::cut(unit, 10)
-            ))
-        }
-    };
-    let bytes = n * mult as f64;
-    if bytes >= u64::MAX as f64 {
-        return Err(format!("{flag} '{shown}' is too large"));
-    }
-    Ok(bytes as u64)
-}
-
-/// Parses a memory budget (see [`size`]) and refuses budgets larger than this machine's
+/// Parses a memory budget (a size as [`crate::input::parse_size`] reads it) and refuses budgets larger than this machine's
 /// memory or too small to explore anything.
 pub fn memory(text: &str) -> Result<u64, String> {
-    let bytes = size(text, "--max-memory")?;
-    let shown = crate::fsutil::cut(text, 40);
+    let bytes = crate::input::parse_size(text).map_err(|m| format!("--max-memory {m}"))?;
+    let shown = crate::input::cut(text);
     if let Some(total) = physical_memory() {
         if bytes > total {
             return Err(format!(

@@ -664,7 +664,7 @@ fn max_depth_zero_is_depth_zero_and_sizes_take_fractions() {
         &["check", "--preset", "quick", "--max-memory", "1.5Q"],
         &dir,
     );
-    assert_user_error(&out, "unknown unit");
+    assert_user_error(&out, "not a size");
 }
 
 /// The configuration, the domain and what "exhaustive" will mean come first, before any

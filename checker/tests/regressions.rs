@@ -2,7 +2,7 @@
 //! violation at the recorded step; under the fixed protocol the same steps must either be refused
 //! at a named step or hold every invariant.
 
-use memtx_checker::replay::{replay, ReplayError};
+use memtx_checker::trace::replay::{replay, ReplayError};
 use memtx_checker::trace::{Expectation, Trace};
 use memtx_model::Variant;
 use std::path::Path;

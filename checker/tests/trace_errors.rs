@@ -3,7 +3,7 @@
 mod trace_support;
 
 use memtx_checker::error::{ErrorKind, UserError};
-use memtx_checker::replay::{replay, ReplayError};
+use memtx_checker::trace::replay::{replay, ReplayError};
 use memtx_checker::trace::Trace;
 use memtx_model::Variant;
 use serde_json::{json, Value};
@@ -120,27 +120,36 @@ fn malformed_fields_are_named() {
     let cases: Vec<(Mutation, &str)> = vec![
         (
             Box::new(|v| v["steps"][1]["action"] = json!({"op": "fly"})),
-            "steps[1].action",
+            "step 2: action",
         ),
         (
             Box::new(|v| v["steps"][0]["state"]["records"] = json!([{"kind": "belief"}])),
-            "steps[0].state",
+            "step 1: state",
         ),
         (
             Box::new(|v| v["steps"][2]["state"]["log"] = json!([])),
-            "steps[2].state",
+            "step 3: state",
         ),
         (
             Box::new(|v| v["steps"][0]["state"]["txns"][0]["snapshot"] = json!([40])),
-            "steps[0].state",
+            "step 1: state",
         ),
         (Box::new(|v| v["steps"] = json!({})), "steps"),
         (
             Box::new(|v| {
-                v.as_object_mut().map(|o| o.remove("initial_state"));
+                v["steps"][0].as_object_mut().map(|o| o.remove("action"));
             }),
-            "initial_state",
+            "step 1: action",
         ),
+        (
+            Box::new(|v| v["steps"][1]["expect"] = json!({"refused": "gate.block.nope"})),
+            "step 2: expect.refused",
+        ),
+        (
+            Box::new(|v| v["steps"][1]["lable"] = json!("typo")),
+            "step 2: lable",
+        ),
+        (Box::new(|v| v["expectations"] = json!({})), "expectations"),
         (
             Box::new(|v| v["config"]["bounds"]["agents"] = json!(-1)),
             "config",
@@ -255,8 +264,12 @@ fn step_outside_the_domain() {
 #[test]
 fn recorded_state_differs() {
     let mut trace = scripted_trace();
-    trace.steps[2].state.clock = 0;
-    trace.steps[2].state.next_seq = 7;
+    let state = trace.steps[2]
+        .state
+        .as_mut()
+        .expect("a saved trace has states");
+    state.clock = 0;
+    state.next_seq = 7;
     let e = replay(&trace, None).expect_err("mismatch");
     match &e {
         ReplayError::StateMismatch { step, fields, .. } => {
@@ -285,7 +298,11 @@ fn recorded_state_differs() {
 #[test]
 fn initial_state_must_be_the_models() {
     let mut trace = scripted_trace();
-    trace.initial_state.clock = 1;
+    trace
+        .initial_state
+        .as_mut()
+        .expect("a saved trace has its initial state")
+        .clock = 1;
     let e = replay(&trace, None).expect_err("bad initial state");
     match &e {
         ReplayError::InitialState { fields } => {

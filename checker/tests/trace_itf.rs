@@ -2,7 +2,7 @@
 
 mod trace_support;
 
-use memtx_checker::itf::{to_itf, write_itf, ITF_VARS};
+use memtx_checker::trace::itf::{to_itf, write_itf, ITF_VARS};
 use memtx_checker::trace::itf_path_for;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -101,7 +101,7 @@ fn typed_read_back() {
 
     // The last state: r0 revoked by the revocation, r1 a view quarantined with r0 as parent.
     let last = &itf.states.last().expect("states").value;
-    let final_state = trace.final_state();
+    let final_state = trace.final_state().expect("a saved trace has states");
     assert_eq!(last.records.len(), final_state.len());
     assert_eq!(last.next_seq, final_state.next_seq as i64);
     assert_eq!(last.records[0].id, 0);

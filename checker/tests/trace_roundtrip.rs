@@ -2,7 +2,7 @@
 
 mod trace_support;
 
-use memtx_checker::replay::replay;
+use memtx_checker::trace::replay::replay;
 use memtx_checker::trace::{
     itf_path_for, replay_command, trace_path, Expectation, ExpectationKind, Trace, TRACE_FORMAT,
     TRACE_VERSION,
@@ -51,7 +51,7 @@ fn discovered_violation_roundtrips_and_its_expectation_is_met() {
     assert!(trace.tool.starts_with("memtx "));
     assert_eq!(trace.expectation.kind, ExpectationKind::Violation);
     assert_eq!(trace.expectation.step, Some(trace.len()));
-    assert_eq!(trace.property.key, "I2");
+    assert_eq!(trace.property_key(), "I2");
 
     let text = trace.to_json_string();
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
@@ -63,7 +63,7 @@ fn discovered_violation_roundtrips_and_its_expectation_is_met() {
     assert!(v["initial_state"]["records"].is_array());
 
     let dir = temp_dir("roundtrip");
-    let file = trace_path(&dir, trace.config.variant, &trace.property.key);
+    let file = trace_path(&dir, trace.config.variant, trace.property_key());
     assert_eq!(file, dir.join("missed-cascade-I2.trace.json"));
     trace.write(&file).expect("write");
     let back = Trace::read(&file).expect("read back");
@@ -89,7 +89,7 @@ fn discovered_violation_roundtrips_and_its_expectation_is_met() {
 
 #[test]
 fn defect_trace_under_the_fixed_protocol() {
-    // PROTOCOL.md §10: the missed-cascade trace replayed against the fixed protocol shows no
+    // docs/protocol.md §10: the missed-cascade trace replayed against the fixed protocol shows no
     // violation (when its actions are all enabled there).
     let trace = missed_cascade_trace();
     match replay(&trace, Some(Variant::Memtx)) {

@@ -130,6 +130,10 @@ pub struct PropertyOutcome {
     /// The exact command that replays the trace.
     #[serde(default)]
     pub replay_command: Option<String>,
+    /// A violation's counterexample, step by step: the action, what it changed, the
+    /// invariants failing after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counterexample: Option<Vec<crate::trace::StepRow>>,
 }
 
 impl PropertyOutcome {
@@ -144,6 +148,7 @@ impl PropertyOutcome {
             trace_len: None,
             trace: None,
             replay_command: None,
+            counterexample: None,
         }
     }
     /// The same outcome with a discovery of `len` steps saved at `trace`, replayed by `command`.
@@ -513,6 +518,56 @@ impl RunReport {
                     .as_deref()
                     .map_or("-".into(), |c| format!("`{}`", escape(c))),
             );
+        }
+        s.push_str(&self.counterexamples_markdown());
+        s
+    }
+
+    /// Each violation's counterexample as a step table (empty when there is none).
+    fn counterexamples_markdown(&self) -> String {
+        let mut s = String::new();
+        let with_steps: Vec<&PropertyOutcome> = self
+            .properties
+            .iter()
+            .filter(|p| p.counterexample.is_some())
+            .collect();
+        if with_steps.is_empty() {
+            return s;
+        }
+        let _ = writeln!(s, "\n## Counterexamples\n");
+        for p in with_steps {
+            let rows = p.counterexample.as_deref().unwrap_or_default();
+            let _ = writeln!(s, "### {}\n", escape(&p.name));
+            if let (Some(t), Some(cmd)) = (&p.trace, &p.replay_command) {
+                let _ = writeln!(
+                    s,
+                    "{} steps from the initial state; trace [`{}`]({}), replayed by `{}` (paths relative to this report).\n",
+                    rows.len(),
+                    escape(t),
+                    t.replace(' ', "%20"),
+                    escape(cmd)
+                );
+            }
+            let _ = writeln!(
+                s,
+                "| step | action | what changed | invariants failing after it |\n|---:|---|---|---|"
+            );
+            for r in rows {
+                let failing = if r.failing.is_empty() {
+                    "–".to_string()
+                } else {
+                    format!("**{}**", r.failing.join(", "))
+                };
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} |",
+                    r.step,
+                    escape(&r.action),
+                    escape(&r.changed),
+                    failing
+                );
+            }
+            s.push('\n');
         }
         s
     }

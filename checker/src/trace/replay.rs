@@ -1,15 +1,22 @@
 //! Replay: re-execute a saved trace on the model and judge it again.
 //!
-//! A trace records actions *and* the states they led to. [`replay`] does not trust the recorded
-//! states: it starts from the model's initial state and performs every action with
+//! A trace records actions and (a saved one) the states they led to. [`replay`] does not trust
+//! the recorded states: it starts from the model's initial state and performs every action with
 //! [`memtx_model::machine::step`], the same function the explorers use, under the trace's
 //! configuration. At each step it checks that
 //!
 //! 1. the action is **enabled**: `step` accepts it and it is one of the operations the
 //!    configuration's domain enumerates in that state (else [`ReplayError::NotEnabled`], with the
-//!    model's reason), and
-//! 2. the state it produces is **the recorded one** (else [`ReplayError::StateMismatch`], naming
-//!    the fields that differ). A mismatch means the model changed since the trace was made.
+//!    model's reason) — unless the step expects to be **refused** (a scenario's
+//!    `"expect": {"refused": ...}`): then it must be refused for that reason, it changes nothing,
+//!    and the replay goes on from the same state;
+//! 2. the state it produces is **the recorded one**, when the trace records it (else
+//!    [`ReplayError::StateMismatch`], naming the fields that differ). A mismatch means the model
+//!    changed since the trace was made. A hand-written trace may leave the states out: they
+//!    are computed ([`ReplayReport::completed`] gives the trace with them filled in);
+//! 3. the step's other expectations hold (the named records' lifecycle state, reason and
+//!    effect; the invariants it violates): each one that does not is a
+//!    [`crate::trace::scenario::Mismatch`] naming the step, the record and the difference.
 //!
 //! It then evaluates every property on each state and records, per step, what changed (records
 //! added, lifecycle moves, transactions opened and closed, the clock, the rollback log, ghosts),
@@ -18,23 +25,29 @@
 //!
 //! * violation of `P` at step `n`: `P` holds at every step before `n` and fails at `n`;
 //! * example of `P` at step `n`: `P` holds at step `n`;
-//! * all-hold: no `always` property fails at any step.
+//! * all-hold: no `always` property fails at any step, except those a step's
+//!   `"expect": {"violates": [...]}` names (from that step on).
 //!
 //! # Replaying under another variant
 //!
 //! With `variant_override`, the same actions run under another protocol variant: this is how a
 //! regression trace found under a seeded defect (`missed-cascade`) is shown to be harmless under
-//! the fixed protocol. The recorded states belong to the other variant, so they are not compared;
-//! each action must still be enabled. The recorded expectation describes the recorded variant;
+//! the fixed protocol. The recorded states belong to the other variant, so they are not compared,
+//! nor are the steps' expectations; each action must still be enabled (or be refused where the
+//! step expects a refusal). The recorded expectation describes the recorded variant;
 //! judge the override with [`ReplayReport::meets`] (typically `Expectation::all_hold()`).
 
 use crate::error::{ErrorKind, UserError};
 use crate::fsutil::json_pretty;
-use crate::trace::{json_differences, summarize, Expectation, ExpectationKind, PropertyRef, Trace};
+use crate::trace::scenario::{Mismatch, RefusalSeen, StepExpect};
+use crate::trace::{
+    json_differences, summarize, Expectation, ExpectationKind, PropertyRef, Step, Trace,
+};
 use memtx_model::display::{life_name, op_line, record_row};
 use memtx_model::machine::{candidate_ops, step};
 use memtx_model::properties::PROPERTIES;
-use memtx_model::{Config, MemTx, State, Variant};
+use memtx_model::rules::take_fired;
+use memtx_model::{Config, MemTx, Op, State, Variant};
 use serde::Serialize;
 use stateright::Model;
 use std::fmt::{self, Write as _};
@@ -127,6 +140,12 @@ pub struct ReplayStep {
     pub failing: Vec<String>,
     /// Keys of the `sometimes` properties that hold in the state after the step.
     pub examples: Vec<String>,
+    /// How the step was refused, when it was (and its expectation said it would be).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<RefusalSeen>,
+    /// What the step had to show (scenario files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<StepExpect>,
     /// The state after the step.
     pub state: State,
 }
@@ -141,14 +160,19 @@ pub struct ReplayReport {
     pub variant: Variant,
     /// Whether the variant was overridden (recorded states were then not compared).
     pub overridden: bool,
-    /// The property the trace is about.
-    pub property: PropertyRef,
+    /// The property the trace is about, if it names one.
+    pub property: Option<PropertyRef>,
+    /// What the trace shows, in words (scenario files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// The recorded expectation.
     pub expectation: Expectation,
-    /// The command that made the trace.
+    /// The command that made the trace (empty for a hand-written one).
     pub command: String,
     /// Step 0 (the initial state) and one entry per action.
     pub steps: Vec<ReplayStep>,
+    /// The steps' expectations that the replay did not observe (not judged under an override).
+    pub mismatches: Vec<Mismatch>,
 }
 
 /// Replays `trace` (see the module docs); `variant_override` replaces the recorded variant.
@@ -166,51 +190,53 @@ pub fn replay(
     })?;
     let model = MemTx::new(cfg.clone());
     let inits = model.init_states();
-    if !inits.contains(&trace.initial_state) {
-        let fields = inits
-            .first()
-            .map(|init| state_differences(init, &trace.initial_state, "model", "trace"))
-            .unwrap_or_default();
-        return Err(ReplayError::InitialState { fields });
-    }
-    let mut steps = vec![judge(
-        &model,
-        0,
-        "init".into(),
-        vec![],
-        trace.initial_state.clone(),
-    )];
-    let mut pre = trace.initial_state.clone();
+    let initial = match &trace.initial_state {
+        Some(given) if inits.contains(given) => given.clone(),
+        Some(given) => {
+            let fields = inits
+                .first()
+                .map(|init| state_differences(init, given, "model", "trace"))
+                .unwrap_or_default();
+            return Err(ReplayError::InitialState { fields });
+        }
+        None => inits.first().cloned().unwrap_or_else(State::initial),
+    };
+    let mut steps = vec![judge(&model, 0, "init".into(), vec![], initial.clone())];
+    let mut mismatches = Vec::new();
+    let mut pre = initial;
     let mut candidates = Vec::new();
     for (i, recorded) in trace.steps.iter().enumerate() {
         let number = i + 1;
+        let (post, refused) = perform(
+            &cfg,
+            &pre,
+            recorded,
+            number,
+            overridden,
+            &mut candidates,
+            &mut mismatches,
+        )?;
         let label = op_line(&recorded.action);
-        let post =
-            step(&cfg, &pre, &recorded.action).map_err(|refusal| ReplayError::NotEnabled {
-                step: number,
-                action: label.clone(),
-                reason: refusal.to_string(),
-            })?;
-        candidates.clear();
-        candidate_ops(&cfg, &pre, &mut candidates);
-        if !candidates.contains(&recorded.action) {
-            return Err(ReplayError::NotEnabled {
-                step: number,
-                action: label,
-                reason:
-                    "the configuration's domain does not enumerate this operation in this state"
-                        .into(),
-            });
-        }
-        if !overridden && post != recorded.state {
-            return Err(ReplayError::StateMismatch {
-                step: number,
-                action: label,
-                fields: state_differences(&recorded.state, &post, "recorded", "replayed"),
-            });
+        if let Some(want) = &recorded.state {
+            if !overridden && post != *want {
+                return Err(ReplayError::StateMismatch {
+                    step: number,
+                    action: label,
+                    fields: state_differences(want, &post, "recorded", "replayed"),
+                });
+            }
         }
         let changes = changes(&pre, &post);
-        steps.push(judge(&model, number, label, changes, post.clone()));
+        let mut judged = judge(&model, number, label, changes, post.clone());
+        if let Some(expect) = &recorded.expect {
+            if !overridden {
+                expect.judge_records(number, &post, &mut mismatches);
+                expect.judge_violations(number, &judged.failing, &mut mismatches);
+            }
+            judged.expect = Some(expect.clone());
+        }
+        judged.refused = refused;
+        steps.push(judged);
         pre = post;
     }
     Ok(ReplayReport {
@@ -218,10 +244,76 @@ pub fn replay(
         variant: cfg.variant,
         overridden,
         property: trace.property.clone(),
+        description: trace.description.clone(),
         expectation: trace.expectation.clone(),
         command: trace.command.clone(),
         steps,
+        mismatches,
     })
+}
+
+/// Performs step `number` from `pre`: the state after it (`pre` itself when it is refused as
+/// its expectation says) and how it was refused. A refusal the step does not expect is
+/// [`ReplayError::NotEnabled`]; a refusal for another reason than the expected one, or a step
+/// performed that should have been refused, is a mismatch.
+#[allow(clippy::too_many_arguments)]
+fn perform(
+    cfg: &Config,
+    pre: &State,
+    recorded: &Step,
+    number: usize,
+    overridden: bool,
+    candidates: &mut Vec<Op>,
+    mismatches: &mut Vec<Mismatch>,
+) -> Result<(State, Option<RefusalSeen>), ReplayError> {
+    let label = op_line(&recorded.action);
+    let expected = recorded.expect.as_ref().and_then(|e| e.refused.as_deref());
+    let _ = take_fired();
+    let result = step(cfg, pre, &recorded.action);
+    let fired = take_fired();
+    match (result, expected) {
+        (Err(refusal), None) => Err(ReplayError::NotEnabled {
+            step: number,
+            action: label,
+            reason: refusal.to_string(),
+        }),
+        (Err(refusal), Some(want)) => {
+            let seen = RefusalSeen::new(&refusal, fired);
+            if !overridden && !seen.matches(want) {
+                mismatches.push(Mismatch {
+                    step: number,
+                    what: format!(
+                        "expected it refused for {want}, got refused for {}",
+                        seen.describe()
+                    ),
+                });
+            }
+            Ok((pre.clone(), Some(seen)))
+        }
+        (Ok(post), Some(want)) => {
+            if !overridden {
+                mismatches.push(Mismatch {
+                    step: number,
+                    what: format!("expected it refused for {want}, but it was performed"),
+                });
+            }
+            Ok((post, None))
+        }
+        (Ok(post), None) => {
+            candidates.clear();
+            candidate_ops(cfg, pre, candidates);
+            if !candidates.contains(&recorded.action) {
+                return Err(ReplayError::NotEnabled {
+                    step: number,
+                    action: label,
+                    reason:
+                        "the configuration's domain does not enumerate this operation in this state"
+                            .into(),
+                });
+            }
+            Ok((post, None))
+        }
+    }
 }
 
 fn judge(
@@ -247,6 +339,8 @@ fn judge(
         changes,
         failing,
         examples,
+        refused: None,
+        expect: None,
         state,
     }
 }
@@ -412,7 +506,26 @@ impl ReplayReport {
             .collect()
     }
 
-    /// Does the replay observe `expectation` (see the module docs)?
+    /// The invariants that fail at some step without a step's `violates` naming them at or
+    /// before it, with the first such step.
+    pub fn unexcused_failures(&self) -> Vec<(String, usize)> {
+        let mut excused: Vec<&str> = Vec::new();
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for s in &self.steps {
+            if let Some(e) = &s.expect {
+                excused.extend(e.violates.iter().map(String::as_str));
+            }
+            for k in &s.failing {
+                if !excused.contains(&k.as_str()) && !out.iter().any(|(x, _)| x == k) {
+                    out.push((k.clone(), s.step));
+                }
+            }
+        }
+        out
+    }
+
+    /// Does the replay observe `expectation` (see the module docs)? The steps' own
+    /// expectations are judged apart ([`ReplayReport::mismatches`]).
     pub fn meets(&self, expectation: &Expectation) -> bool {
         let key = expectation.property.as_deref().unwrap_or("");
         match expectation.kind {
@@ -424,13 +537,13 @@ impl ReplayReport {
                     .get(n)
                     .is_some_and(|s| s.examples.iter().any(|k| k.eq_ignore_ascii_case(key)))
             }),
-            ExpectationKind::AllHold => self.steps.iter().all(|s| s.failing.is_empty()),
+            ExpectationKind::AllHold => self.unexcused_failures().is_empty(),
         }
     }
 
-    /// Does the replay observe the trace's recorded expectation?
+    /// Does the replay observe the trace's recorded expectation and every step's expectation?
     pub fn expectation_met(&self) -> bool {
-        self.meets(&self.expectation)
+        self.meets(&self.expectation) && self.mismatches.is_empty()
     }
 
     /// One line saying whether the recorded expectation is met, and what was seen instead.
@@ -459,8 +572,23 @@ impl ReplayReport {
             };
         }
         let e = &self.expectation;
+        let expectations = self.steps.iter().filter(|s| s.expect.is_some()).count();
+        let of_steps = if expectations > 0 {
+            let s = if expectations == 1 { "" } else { "s" };
+            format!(" and the expectations of {expectations} step{s}")
+        } else {
+            String::new()
+        };
         if self.expectation_met() {
-            return format!("expectation met: {}", e.describe());
+            return format!("expectation met: {}{of_steps}", e.describe());
+        }
+        if !self.mismatches.is_empty() {
+            let more = if self.mismatches.len() > 1 {
+                format!(" (and {} more)", self.mismatches.len() - 1)
+            } else {
+                String::new()
+            };
+            return format!("expectation NOT met: {}{more}", self.mismatches[0]);
         }
         let seen = match e.kind {
             ExpectationKind::Violation => {
@@ -470,7 +598,12 @@ impl ReplayReport {
                 }
             }
             ExpectationKind::Example => "it does not hold there".to_string(),
-            ExpectationKind::AllHold => format!("failing: {}", self.ever_failing().join(", ")),
+            ExpectationKind::AllHold => self
+                .unexcused_failures()
+                .iter()
+                .map(|(k, s)| format!("{k} fails at step {s}"))
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         format!("expectation NOT met: {} ({seen})", e.describe())
     }
@@ -478,22 +611,30 @@ impl ReplayReport {
     /// The report for humans: a header, one block per step, the final state and the verdict.
     pub fn render_text(&self) -> String {
         let mut s = String::new();
+        let about = match &self.property {
+            Some(p) => format!("a trace for {}", p.name),
+            None => "a scenario".to_string(),
+        };
         let _ = writeln!(
             s,
-            "Replay of a trace for {} ({} steps), variant {}{}",
-            self.property.name,
+            "Replay of {about} ({} steps), variant {}{}",
             self.len(),
             self.variant.name(),
             if self.overridden {
                 format!(
-                    " (overridden; recorded under {}: recorded states not compared)",
+                    " (overridden; recorded under {}: recorded states and step expectations not compared)",
                     self.recorded_variant.name()
                 )
             } else {
                 String::new()
             }
         );
-        let _ = writeln!(s, "Found by: {}", self.command);
+        if let Some(d) = &self.description {
+            let _ = writeln!(s, "What it shows: {d}");
+        }
+        if !self.command.is_empty() {
+            let _ = writeln!(s, "Found by: {}", self.command);
+        }
         let _ = writeln!(s, "Recorded expectation: {}", self.expectation.describe());
         for st in &self.steps {
             let _ = writeln!(s);
@@ -501,7 +642,9 @@ impl ReplayReport {
                 let _ = writeln!(s, "step 0: initial state");
             } else {
                 let _ = writeln!(s, "step {}: {}", st.step, st.label);
-                if st.changes.is_empty() {
+                if let Some(r) = &st.refused {
+                    let _ = writeln!(s, "  refused: {}", r.describe());
+                } else if st.changes.is_empty() {
                     let _ = writeln!(s, "  changed: nothing");
                 }
                 for c in &st.changes {
@@ -522,6 +665,19 @@ impl ReplayReport {
             if !st.examples.is_empty() {
                 let _ = writeln!(s, "  examples reached: {}", st.examples.join(", "));
             }
+            if st.expect.is_some() {
+                let wrong: Vec<&Mismatch> = self
+                    .mismatches
+                    .iter()
+                    .filter(|m| m.step == st.step)
+                    .collect();
+                if wrong.is_empty() && !self.overridden {
+                    let _ = writeln!(s, "  expected: as the scenario says");
+                }
+                for m in wrong {
+                    let _ = writeln!(s, "  EXPECTATION NOT MET: {}", m.what);
+                }
+            }
         }
         if let Some(last) = self.steps.last() {
             let _ = writeln!(s, "\nfinal state:");
@@ -531,6 +687,19 @@ impl ReplayReport {
         }
         let _ = writeln!(s, "\n{}", self.verdict_line());
         s
+    }
+
+    /// `trace` with every state replaced by the replayed one and every label made again from
+    /// its action: the completed form of a hand-written scenario (`memtx replay
+    /// --write-states`). A refused step's state is the state before it.
+    pub fn completed(&self, trace: &Trace) -> Trace {
+        let mut out = trace.clone();
+        out.initial_state = self.steps.first().map(|s| s.state.clone());
+        for (step, replayed) in out.steps.iter_mut().zip(self.steps.iter().skip(1)) {
+            step.label = op_line(&step.action);
+            step.state = Some(replayed.state.clone());
+        }
+        out
     }
 
     /// The report as JSON: the fields of [`ReplayReport`] plus `expectation_met`.

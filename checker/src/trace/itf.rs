@@ -162,22 +162,52 @@ pub fn state_vars(state: &State, action: &str) -> Map<String, Value> {
 }
 
 /// The ITF document of `trace`; `source` names the file it was made from (for `#meta.source`).
+/// A trace without its states (a hand-written scenario) is completed by replaying it first; if
+/// it does not replay, the states it lacks are left out.
 pub fn to_itf(trace: &Trace, source: &str) -> Value {
+    let completed;
+    let trace = if trace.has_states() {
+        trace
+    } else {
+        match trace.completed() {
+            Ok(t) => {
+                completed = t;
+                &completed
+            }
+            Err(_) => trace,
+        }
+    };
     let mut states = Vec::with_capacity(trace.len() + 1);
-    let labelled = std::iter::once((INIT_ACTION, &trace.initial_state))
-        .chain(trace.steps.iter().map(|s| (s.label.as_str(), &s.state)));
+    let labelled = std::iter::once((INIT_ACTION, trace.initial_state.as_ref())).chain(
+        trace
+            .steps
+            .iter()
+            .map(|s| (s.label.as_str(), s.state.as_ref())),
+    );
     for (index, (label, state)) in labelled.enumerate() {
+        let Some(state) = state else { continue };
         let mut vars = state_vars(state, label);
         vars.insert("#meta".into(), json!({ "index": index, "action": label }));
         states.push(Value::Object(vars));
     }
+    let about = trace
+        .property
+        .as_ref()
+        .map_or("a scenario", |p| p.name.as_str());
+    let tool = if trace.tool.is_empty() {
+        "hand-written"
+    } else {
+        trace.tool.as_str()
+    };
+    let found_by = if trace.command.is_empty() {
+        String::new()
+    } else {
+        format!("; found by: {}", trace.command)
+    };
     let description = format!(
-        "{}: {} under variant {} ({}); found by: {}",
-        trace.tool,
-        trace.property.name,
+        "{tool}: {about} under variant {} ({}){found_by}",
         trace.config.variant.name(),
         trace.expectation.describe(),
-        trace.command
     );
     json!({
         "#meta": {

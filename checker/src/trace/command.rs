@@ -1,24 +1,42 @@
-//! `memtx replay TRACE [--variant NAME] [--json]`: re-execute a saved trace and judge it.
+//! `memtx replay TRACE [--variant NAME] [--preset NAME] [--json] [--write-states OUT]
+//! [--max-input-size SIZE]`: re-execute a saved trace or a scenario file and judge it.
 //!
-//! Exit 0 when the trace's recorded expectation is met (or, under `--variant` naming another
-//! variant than the trace's, when every invariant holds at every step); 1 when not; 2 when the
-//! file is malformed, of an unknown version, or a step is not enabled (which step and why).
+//! Exit 0 when the trace's recorded expectation and every step's expectation are met (or, under
+//! `--variant` naming another variant than the trace's, when every invariant holds at every
+//! step); 1 when not (the first unmet expectation is named: `step 4: r1: expected life
+//! Committed, got Quarantined`); 2 when the file is too large, not JSON, malformed (a
+//! malformed expectation included), of an unknown version, or a step is not enabled without
+//! expecting to be refused (which step and why).
 
 use crate::cli::ReplayArgs;
 use crate::error::{ErrorKind, UserError};
-use crate::replay::replay;
+use crate::input::{parse_size, MAX_INPUT_BYTES};
 use crate::setup;
+use crate::trace::replay::replay;
 use crate::trace::{Expectation, Trace};
 
 /// Runs `memtx replay`; returns the exit code.
 pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
-    let trace = Trace::read(&args.trace)?;
+    let limit = match &args.max_input_size {
+        Some(size) => parse_size(size)
+            .map_err(|m| UserError::new(ErrorKind::Usage, format!("--max-input-size {m}")))?,
+        None => MAX_INPUT_BYTES,
+    };
+    let trace = Trace::read_limited(&args.trace, limit)?;
     let variant = match &args.variant {
         Some(name) => {
             Some(setup::variant(name).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?)
         }
         None => None,
     };
+    let overridden = variant.is_some_and(|v| v != trace.config.variant);
+    if overridden && args.write_states.is_some() {
+        return Err(UserError::with_fix(
+            ErrorKind::Usage,
+            "--write-states writes the states of the trace's own variant",
+            "leave out --variant (or name the trace's own variant)",
+        ));
+    }
     if let Some(name) = &args.preset {
         let expected = setup::config(name, &Default::default(), trace.config.variant)
             .map_err(|m| UserError::new(ErrorKind::Usage, m))?;
@@ -32,8 +50,10 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
             }
         })?;
     }
-    let overridden = variant.is_some_and(|v| v != trace.config.variant);
     let report = replay(&trace, variant)?;
+    if let Some(out) = &args.write_states {
+        report.completed(&trace).write(out)?;
+    }
     let met = if overridden {
         report.meets(&Expectation::all_hold())
     } else {
@@ -58,6 +78,9 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
                     "an invariant fails"
                 }
             );
+        }
+        if let Some(out) = &args.write_states {
+            println!("completed trace written to {}", out.display());
         }
     }
     Ok(if met { 0 } else { 1 })

@@ -1,8 +1,9 @@
-//! Traces: a discovered path saved as a versioned, self-describing JSON file.
+//! Traces: a discovered path saved as a versioned, self-describing JSON file, or a scenario
+//! written by hand (the format, exit codes and a worked example: `docs/traces.md`).
 //!
 //! When a check finds a counterexample (an `always` property fails) or an example (a `sometimes`
 //! property holds), memtx saves the path that reaches it as a *trace*. A trace is meant to be
-//! replayed ([`crate::replay`]) months later, by someone who did not run the check, possibly with a
+//! replayed ([`replay`]) months later, by someone who did not run the check, possibly with a
 //! newer memtx. So it carries everything needed to replay and judge it:
 //!
 //! ```json
@@ -35,17 +36,35 @@
 //!   ([`memtx_model::display::op_line`]) for humans, and the state after it, in the compact form of
 //!   [`memtx_model::state_serde`].
 //!
+//! A **scenario** (a trace written by hand) may leave out the states, labels, `tool`, `command`,
+//! `property` and `expectation` (then every invariant must hold at every step), may name a
+//! preset as its configuration (`{"preset": "quick", "bounds": {...}}`, overrides replacing the
+//! preset's fields), and may give a step an `expect` ([`scenario::StepExpect`]: refused for a
+//! reason, records' lifecycle states, violated invariants). Replay computes what is left out
+//! ([`replay::ReplayReport::completed`]).
+//!
 //! Reading ([`Trace::read`], [`Trace::from_json_str`]) validates everything and reports each kind
-//! of bad input as its own one-line [`UserError`]: not JSON, wrong format tag, unknown version,
-//! unknown variant, unknown property, invalid configuration, or a malformed field (named by its
-//! path, e.g. `steps[3].action`).
+//! of bad input as its own one-line [`UserError`]: too large ([`MAX_INPUT_BYTES`]), not JSON, a
+//! duplicate key, wrong format tag, unknown version, unknown variant, unknown property, invalid
+//! configuration, or a malformed field (named by its path, steps numbered from 1: `step 4:
+//! action`), with any echoed value cut ([`crate::input`]).
+
+pub mod command;
+pub mod itf;
+pub mod replay;
+pub mod scenario;
 
 use crate::error::{internal_bug, ErrorKind, InternalBug, UserError};
-use crate::fsutil::{json_pretty, read_text, write_atomic};
+use crate::fsutil::{json_pretty, write_atomic};
+use crate::input::{
+    cut, cut_quoted, parse_json, read_limited, user_path, JsonError, MAX_INPUT_BYTES,
+};
 use memtx_model::config::VARIANTS;
 use memtx_model::display::op_line;
+use memtx_model::presets::preset;
 use memtx_model::properties::{PropertyDef, PROPERTIES};
 use memtx_model::{Config, Op, State, Variant};
+use scenario::{malformed_expect, StepExpect};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -65,7 +84,7 @@ pub fn tool_id() -> String {
     format!("memtx {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// Whether a property is an invariant or an example (PROTOCOL.md §9).
+/// Whether a property is an invariant or an example (docs/protocol.md §9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PropertyKind {
@@ -182,38 +201,54 @@ impl Expectation {
     }
 }
 
-/// One step of a trace: the action, its label and the state it leads to.
+/// One step of a trace: the action, its label, the state it leads to and what it must show.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     /// The operation performed.
     pub action: Op,
-    /// Its one-line rendering (informational; replay uses `action`).
+    /// Its one-line rendering (informational; replay uses `action`). A file may leave it out:
+    /// reading fills it in.
     pub label: String,
-    /// The state after the operation.
-    pub state: State,
+    /// The state after the operation; a hand-written file may leave it out (replay computes
+    /// it). After a refused step it is the state before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+    /// What the step must show (scenario files, [`scenario`]). Read by
+    /// [`Trace::from_json_value`], which validates it; serde's derived `Deserialize` skips it.
+    #[serde(default, skip_serializing_if = "Option::is_none", skip_deserializing)]
+    pub expect: Option<StepExpect>,
 }
 
-/// A saved path with everything needed to replay and judge it (see the module docs).
+/// A saved path, or a scenario written by hand, with everything needed to replay and judge it
+/// (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
     /// Always [`TRACE_FORMAT`].
     pub format: String,
     /// Always [`TRACE_VERSION`] when written by this memtx.
     pub version: u64,
-    /// The tool that wrote it (`memtx <version>`).
+    /// What the file shows, in words (scenario files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The tool that wrote it (`memtx <version>`); empty for a hand-written file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tool: String,
-    /// The command line that found it.
+    /// The command line that found it; empty for a hand-written file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
     /// The whole configuration it was made with.
     pub config: Config,
-    /// The property it is about.
-    pub property: PropertyRef,
-    /// What a replay must observe.
+    /// The property it is about (a scenario may name none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub property: Option<PropertyRef>,
+    /// What a replay must observe (all-hold when the file names none).
     pub expectation: Expectation,
     /// The steps, in order.
     pub steps: Vec<Step>,
-    /// The state before the first step.
-    pub initial_state: State,
+    /// The state before the first step; a hand-written file may leave it out (it is the
+    /// model's initial state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_state: Option<State>,
 }
 
 impl Trace {
@@ -242,7 +277,8 @@ impl Trace {
             steps.push(Step {
                 action: action.clone(),
                 label: op_line(action),
-                state: state.clone(),
+                state: Some(state.clone()),
+                expect: None,
             });
         }
         if let Some((_, Some(action))) = path.last() {
@@ -259,13 +295,14 @@ impl Trace {
         Ok(Trace {
             format: TRACE_FORMAT.to_string(),
             version: TRACE_VERSION,
+            description: None,
             tool: tool_id(),
             command: command.to_string(),
             config: config.clone(),
-            property: PropertyRef::of(property),
+            property: Some(PropertyRef::of(property)),
             expectation,
             steps,
-            initial_state: initial_state.clone(),
+            initial_state: Some(initial_state.clone()),
         })
     }
 
@@ -285,17 +322,33 @@ impl Trace {
         self.steps.is_empty()
     }
 
-    /// The state at step `k` (0 = initial state).
+    /// The recorded state at step `k` (0 = initial state), if the file records it.
     pub fn state_at(&self, k: usize) -> Option<&State> {
         match k {
-            0 => Some(&self.initial_state),
-            _ => self.steps.get(k - 1).map(|s| &s.state),
+            0 => self.initial_state.as_ref(),
+            _ => self.steps.get(k - 1).and_then(|s| s.state.as_ref()),
         }
     }
 
-    /// The last state (the initial state for an empty trace).
-    pub fn final_state(&self) -> &State {
-        self.steps.last().map_or(&self.initial_state, |s| &s.state)
+    /// The recorded last state (the initial state for an empty trace), if the file records it.
+    pub fn final_state(&self) -> Option<&State> {
+        self.state_at(self.steps.len())
+    }
+
+    /// Does the file record every state (a saved trace, or a completed scenario)?
+    pub fn has_states(&self) -> bool {
+        self.initial_state.is_some() && self.steps.iter().all(|s| s.state.is_some())
+    }
+
+    /// The property key it is about, or `-` for a scenario that names none.
+    pub fn property_key(&self) -> &str {
+        self.property.as_ref().map_or("-", |p| p.key.as_str())
+    }
+
+    /// The same trace with every state filled in by replaying it under its own configuration
+    /// (labels made again from the actions). See [`replay::ReplayReport::completed`].
+    pub fn completed(&self) -> Result<Trace, replay::ReplayError> {
+        Ok(replay::replay(self, None)?.completed(self))
     }
 
     /// The trace as pretty JSON (with a final newline).
@@ -308,20 +361,32 @@ impl Trace {
         write_atomic(path, self.to_json_string().as_bytes())
     }
 
-    /// Reads and validates a trace file.
+    /// Reads and validates a trace or scenario file of at most [`MAX_INPUT_BYTES`].
     pub fn read(path: &Path) -> Result<Trace, UserError> {
-        let text = read_text(path, "trace")?;
+        Trace::read_limited(path, MAX_INPUT_BYTES)
+    }
+
+    /// Reads and validates a trace or scenario file, refusing one larger than `limit` bytes
+    /// without reading it whole ([`crate::input::read_limited`]).
+    pub fn read_limited(path: &Path, limit: u64) -> Result<Trace, UserError> {
+        let text = read_limited(path, "trace", limit)?;
         Trace::from_json_str(&text, &path.display().to_string())
     }
 
     /// Parses and validates a trace; `origin` (a file name) prefixes every error message.
+    /// A key repeated in any object is refused ([`crate::input::parse_json`]).
     pub fn from_json_str(text: &str, origin: &str) -> Result<Trace, UserError> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            UserError::with_fix(
+        let value = parse_json(text).map_err(|e| match e {
+            JsonError::Syntax(m) => UserError::with_fix(
                 ErrorKind::NotJson,
-                format!("{origin} is not valid JSON ({e})"),
-                "pass a .trace.json file written by memtx check, unedited",
-            )
+                format!("{origin} is not valid JSON ({m})"),
+                "pass a .trace.json file written by memtx check, or a scenario file (docs/traces.md)",
+            ),
+            dup @ JsonError::DuplicateKey { .. } => UserError::with_fix(
+                ErrorKind::Malformed,
+                format!("{origin}: {dup}"),
+                "keep one of the two: a reader would silently take the last",
+            ),
         })?;
         Trace::from_json_value(value, origin)
     }
@@ -334,9 +399,17 @@ impl Trace {
         match obj.get("format") {
             Some(Value::String(f)) if f == TRACE_FORMAT => {}
             Some(Value::String(f)) => {
-                return Err(wrong_format(origin, &format!("its format is {f:?}")))
+                return Err(wrong_format(
+                    origin,
+                    &format!("its format is \"{}\"", cut(f)),
+                ))
             }
-            Some(other) => return Err(wrong_format(origin, &format!("its format is {other}"))),
+            Some(other) => {
+                return Err(wrong_format(
+                    origin,
+                    &format!("its format is {}", cut(&other.to_string())),
+                ))
+            }
             None if obj.contains_key("#meta") => {
                 return Err(UserError::with_fix(
                     ErrorKind::WrongFormat,
@@ -348,49 +421,83 @@ impl Trace {
             }
             None => return Err(wrong_format(origin, "it has no \"format\" field")),
         }
-        let tool = obj
-            .get("tool")
-            .and_then(Value::as_str)
-            .unwrap_or("an unknown tool")
-            .to_string();
+        if let Some(unknown) = obj.keys().find(|k| !TOP_LEVEL_FIELDS.contains(&k.as_str())) {
+            return Err(malformed(
+                origin,
+                &cut(unknown),
+                &format!(
+                    "unknown field: a trace holds {}",
+                    TOP_LEVEL_FIELDS.join(", ")
+                ),
+            ));
+        }
+        let tool = match obj.get("tool") {
+            Some(v) => at::<String>(v, "tool", origin)?,
+            None => String::new(),
+        };
         match obj.get("version") {
             Some(v) if v.as_u64() == Some(TRACE_VERSION) => {}
             Some(v) => {
+                let by = if tool.is_empty() {
+                    "an unknown tool".to_string()
+                } else {
+                    cut(&tool)
+                };
                 return Err(UserError::with_fix(
                     ErrorKind::UnknownVersion,
                     format!(
-                        "{origin} is memtx trace format version {v}, written by {tool}; this memtx ({}) reads version {TRACE_VERSION} only",
+                        "{origin} is memtx trace format version {}, written by {by}; this memtx ({}) reads version {TRACE_VERSION} only",
+                        cut(&v.to_string()),
                         tool_id()
                     ),
-                    format!("replay it with the memtx that wrote it ({tool}) or re-run its \"command\" to make a version-{TRACE_VERSION} trace"),
-                ))
+                    format!("replay it with the memtx that wrote it ({by}) or re-run its \"command\" to make a version-{TRACE_VERSION} trace"),
+                ));
             }
             None => return Err(malformed(origin, "version", "the field is missing")),
         }
         let config = read_config(&obj, origin)?;
-        let property: PropertyRef = field(&obj, "property", origin)?;
-        let def = known_property(&property.key, origin, "property.key")?;
-        if PropertyKind::of(def) != property.kind {
-            return Err(malformed(
-                origin,
-                "property.kind",
-                &format!(
-                    "{} is a \"{}\" property, not \"{}\"",
-                    def.key,
-                    PropertyKind::of(def).name(),
-                    property.kind.name()
-                ),
-            ));
-        }
-        let expectation: Expectation = field(&obj, "expectation", origin)?;
-        let command: String = field(&obj, "command", origin)?;
-        let tool: String = field(&obj, "tool", origin)?;
-        let steps = read_steps(&obj, origin)?;
-        let initial_state: State = field(&obj, "initial_state", origin)?;
+        let property = match obj.get("property") {
+            None => None,
+            Some(v) => {
+                let property: PropertyRef = at(v, "property", origin)?;
+                let def = known_property(&property.key, origin, "property.key")?;
+                if PropertyKind::of(def) != property.kind {
+                    return Err(malformed(
+                        origin,
+                        "property.kind",
+                        &format!(
+                            "{} is a \"{}\" property, not \"{}\"",
+                            def.key,
+                            PropertyKind::of(def).name(),
+                            property.kind.name()
+                        ),
+                    ));
+                }
+                Some(property)
+            }
+        };
+        let expectation: Expectation = match obj.get("expectation") {
+            Some(v) => at(v, "expectation", origin)?,
+            None => Expectation::all_hold(),
+        };
+        let command = match obj.get("command") {
+            Some(v) => at::<String>(v, "command", origin)?,
+            None => String::new(),
+        };
+        let description = match obj.get("description") {
+            Some(v) => Some(at::<String>(v, "description", origin)?),
+            None => None,
+        };
+        let steps = read_steps(&obj, origin, &config)?;
+        let initial_state: Option<State> = match obj.get("initial_state") {
+            Some(v) => Some(at(v, "initial_state", origin)?),
+            None => None,
+        };
         check_expectation(&expectation, steps.len(), origin)?;
         Ok(Trace {
             format: TRACE_FORMAT.to_string(),
             version: TRACE_VERSION,
+            description,
             tool,
             command,
             config,
@@ -406,7 +513,7 @@ impl Trace {
     /// `preset` name; the error lists what differs.
     ///
     /// To replay under another *variant* on purpose, compare with the variant set to the trace's
-    /// and pass the override to [`crate::replay::replay`].
+    /// and pass the override to [`replay::replay`].
     pub fn check_config(&self, given: &Config) -> Result<(), UserError> {
         let diffs = config_differences(&self.config, given);
         if diffs.is_empty() {
@@ -430,6 +537,86 @@ impl Trace {
             ),
             fix,
         ))
+    }
+}
+
+/// One row of a trace's step table (for reports): the action, what it changed, and the
+/// invariants failing after it. See [`step_rows`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRow {
+    /// Step number (1 = the first action).
+    pub step: usize,
+    /// The action's label, e.g. `a0 Commit`.
+    pub action: String,
+    /// The records whose lifecycle state, reason or effect changed, e.g. `r1
+    /// Tentative→Committed, r2 added (Tentative)`; `refused: <rule>` for a refused step;
+    /// `—` when no record changed.
+    pub changed: String,
+    /// Keys of the `always` properties failing in the state after the step.
+    pub failing: Vec<String>,
+}
+
+/// The step table of `trace`: one [`StepRow`] per action, from a replay under the trace's own
+/// configuration (the states are recomputed, so a hand-written scenario has rows too).
+pub fn step_rows(trace: &Trace) -> Result<Vec<StepRow>, replay::ReplayError> {
+    let report = replay::replay(trace, None)?;
+    Ok(report
+        .steps
+        .windows(2)
+        .map(|w| {
+            let (pre, post) = (&w[0], &w[1]);
+            let changed = match &post.refused {
+                Some(r) => format!("refused: {}", r.rules.first().unwrap_or(&r.message)),
+                None => record_changes(&pre.state, &post.state),
+            };
+            StepRow {
+                step: post.step,
+                action: post.label.clone(),
+                changed,
+                failing: post.failing.clone(),
+            }
+        })
+        .collect())
+}
+
+/// The records whose lifecycle state, reason or effect differ from `pre` to `post`, in one
+/// short line (`—` when none did).
+pub fn record_changes(pre: &State, post: &State) -> String {
+    use memtx_model::display::life_name;
+    let mut parts = Vec::new();
+    for id in post.ids() {
+        let r = post.record(id);
+        if !pre.exists(id) {
+            let effect = r
+                .effect
+                .map_or(String::new(), |e| format!(", {}", scenario::serde_name(&e)));
+            parts.push(format!("r{id} added ({}{effect})", life_name(r.life())));
+            continue;
+        }
+        let q = pre.record(id);
+        let mut what = Vec::new();
+        if q.life() != r.life() {
+            what.push(format!("{}→{}", life_name(q.life()), life_name(r.life())));
+        }
+        if q.reason != r.reason {
+            if let Some(reason) = r.reason {
+                what.push(format!("({})", scenario::serde_name(&reason)));
+            }
+        }
+        if q.effect != r.effect {
+            let name = |e: Option<memtx_model::record::Effect>| {
+                e.map_or("none".to_string(), |e| scenario::serde_name(&e))
+            };
+            what.push(format!("effect {}→{}", name(q.effect), name(r.effect)));
+        }
+        if !what.is_empty() {
+            parts.push(format!("r{id} {}", what.join(" ")));
+        }
+    }
+    if parts.is_empty() {
+        "—".to_string()
+    } else {
+        parts.join(", ")
     }
 }
 
@@ -566,26 +753,31 @@ fn wrong_format(origin: &str, why: &str) -> UserError {
 fn malformed(origin: &str, at: &str, why: &str) -> UserError {
     UserError::with_fix(
         ErrorKind::Malformed,
-        format!("{origin}: {at}: {why}"),
-        "the file was edited or truncated: restore it, or re-run the command in its \"command\" field",
+        format!("{origin}: {}: {why}", user_path(at)),
+        "fix the field (docs/traces.md describes the format) or re-run the command in its \"command\" field",
     )
 }
 
-/// Deserialises `obj[name]`, naming the field in the error.
-fn field<T: DeserializeOwned>(
-    obj: &Map<String, Value>,
-    name: &str,
-    origin: &str,
-) -> Result<T, UserError> {
-    let Some(v) = obj.get(name) else {
-        return Err(malformed(origin, name, "the field is missing"));
-    };
-    at(v, name, origin)
-}
+/// The fields a trace file may hold.
+const TOP_LEVEL_FIELDS: &[&str] = &[
+    "format",
+    "version",
+    "description",
+    "tool",
+    "command",
+    "config",
+    "property",
+    "expectation",
+    "steps",
+    "initial_state",
+];
 
-/// Deserialises `v`, naming its path `at` in the error.
+/// The fields a step may hold.
+const STEP_FIELDS: &[&str] = &["action", "label", "state", "expect"];
+
+/// Deserialises `v`, naming its path `at` in the error (values echoed from the input are cut).
 fn at<T: DeserializeOwned>(v: &Value, path: &str, origin: &str) -> Result<T, UserError> {
-    T::deserialize(v).map_err(|e| malformed(origin, path, &e.to_string()))
+    T::deserialize(v).map_err(|e| malformed(origin, path, &cut_quoted(&e.to_string())))
 }
 
 fn known_property(key: &str, origin: &str, path: &str) -> Result<&'static PropertyDef, UserError> {
@@ -593,7 +785,7 @@ fn known_property(key: &str, origin: &str, path: &str) -> Result<&'static Proper
         let keys: Vec<&str> = PROPERTIES.iter().map(|p| p.key).collect();
         UserError::with_fix(
             ErrorKind::UnknownProperty,
-            format!("{origin}: {path}: unknown property {key:?}"),
+            format!("{origin}: {path}: unknown property \"{}\"", cut(key)),
             format!(
                 "this memtx knows {}; the trace may come from a newer memtx",
                 keys.join(", ")
@@ -602,36 +794,105 @@ fn known_property(key: &str, origin: &str, path: &str) -> Result<&'static Proper
     })
 }
 
+/// The configuration: either a whole [`Config`] (as memtx writes it), or a preset named with
+/// optional overrides, `{"preset": "quick", "variant": "memtx", "bounds": {...}, "domain":
+/// {...}}`: the preset's configuration under the variant (default `memtx`), each field given in
+/// `bounds` or `domain` replacing the preset's.
 fn read_config(obj: &Map<String, Value>, origin: &str) -> Result<Config, UserError> {
     let Some(cfg) = obj.get("config") else {
         return Err(malformed(origin, "config", "the field is missing"));
     };
-    match cfg.get("variant") {
-        Some(Value::String(name)) if Variant::from_name(name).is_none() => {
+    let variant = match cfg.get("variant") {
+        None => Variant::Memtx,
+        Some(Value::String(name)) => Variant::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
-            return Err(UserError::with_fix(
+            UserError::with_fix(
                 ErrorKind::UnknownVariant,
-                format!("{origin}: config.variant: unknown variant {name:?}"),
+                format!(
+                    "{origin}: config.variant: unknown variant \"{}\"",
+                    cut(name)
+                ),
                 format!(
                     "this memtx knows {}; the trace may come from a newer memtx",
                     names.join(", ")
                 ),
-            ));
+            )
+        })?,
+        Some(_) => {
+            return Err(malformed(
+                origin,
+                "config.variant",
+                "expected a variant name",
+            ))
         }
-        _ => {}
-    }
-    let config: Config = at(cfg, "config", origin)?;
+    };
+    let whole = Config::deserialize(cfg);
+    let config = match (whole, cfg.get("preset").and_then(Value::as_str)) {
+        (Ok(config), _) => config,
+        (Err(_), Some(name)) if preset(name, variant).is_some() => {
+            preset_config(cfg, name, variant, origin)?
+        }
+        (Err(e), _) => return Err(malformed(origin, "config", &cut_quoted(&e.to_string()))),
+    };
     config.validate().map_err(|e| {
         UserError::with_fix(
             ErrorKind::InvalidConfig,
             format!("{origin}: config: {e}"),
-            "the file was edited: restore it, or re-run the command in its \"command\" field",
+            "fix the configuration, or re-run the command in its \"command\" field",
         )
     })?;
     Ok(config)
 }
 
-fn read_steps(obj: &Map<String, Value>, origin: &str) -> Result<Vec<Step>, UserError> {
+/// A preset's configuration with the overrides of a `config` object applied (see
+/// [`read_config`]).
+fn preset_config(
+    cfg: &Value,
+    name: &str,
+    variant: Variant,
+    origin: &str,
+) -> Result<Config, UserError> {
+    let base = preset(name, variant)
+        .ok_or_else(|| malformed(origin, "config.preset", "unknown preset"))?;
+    let mut merged =
+        serde_json::to_value(&base).map_err(|e| malformed(origin, "config", &e.to_string()))?;
+    let Value::Object(given) = cfg else {
+        return Err(malformed(origin, "config", "expected an object"));
+    };
+    for (key, value) in given {
+        match key.as_str() {
+            "preset" | "variant" => {}
+            "bounds" | "domain" => {
+                let Value::Object(fields) = value else {
+                    return Err(malformed(
+                        origin,
+                        &format!("config.{key}"),
+                        "expected an object of the fields to override",
+                    ));
+                };
+                if let Some(Value::Object(target)) = merged.get_mut(key.as_str()) {
+                    for (f, v) in fields {
+                        target.insert(f.clone(), v.clone());
+                    }
+                }
+            }
+            other => {
+                return Err(malformed(
+                    origin,
+                    &format!("config.{}", cut(other)),
+                    "unknown field: a preset-based configuration holds preset, variant, bounds and domain",
+                ))
+            }
+        }
+    }
+    at(&merged, "config", origin)
+}
+
+fn read_steps(
+    obj: &Map<String, Value>,
+    origin: &str,
+    config: &Config,
+) -> Result<Vec<Step>, UserError> {
     let Some(steps) = obj.get("steps") else {
         return Err(malformed(origin, "steps", "the field is missing"));
     };
@@ -640,6 +901,7 @@ fn read_steps(obj: &Map<String, Value>, origin: &str) -> Result<Vec<Step>, UserE
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
+        let path = |name: &str| format!("steps[{i}].{name}");
         let Value::Object(step) = item else {
             return Err(malformed(
                 origin,
@@ -647,22 +909,37 @@ fn read_steps(obj: &Map<String, Value>, origin: &str) -> Result<Vec<Step>, UserE
                 "expected an object",
             ));
         };
-        let get = |name: &str| {
-            step.get(name).ok_or_else(|| {
-                malformed(
-                    origin,
-                    &format!("steps[{i}].{name}"),
-                    "the field is missing",
-                )
-            })
+        if let Some(unknown) = step.keys().find(|k| !STEP_FIELDS.contains(&k.as_str())) {
+            return Err(malformed(
+                origin,
+                &path(&cut(unknown)),
+                &format!("unknown field: a step holds {}", STEP_FIELDS.join(", ")),
+            ));
+        }
+        let Some(action) = step.get("action") else {
+            return Err(malformed(origin, &path("action"), "the field is missing"));
         };
-        let action: Op = at(get("action")?, &format!("steps[{i}].action"), origin)?;
-        let label: String = at(get("label")?, &format!("steps[{i}].label"), origin)?;
-        let state: State = at(get("state")?, &format!("steps[{i}].state"), origin)?;
+        let action: Op = at(action, &path("action"), origin)?;
+        let label: String = match step.get("label") {
+            Some(v) => at(v, &path("label"), origin)?,
+            None => op_line(&action),
+        };
+        let state: Option<State> = match step.get("state") {
+            Some(v) => Some(at(v, &path("state"), origin)?),
+            None => None,
+        };
+        let expect = match step.get("expect") {
+            Some(v) => Some(
+                StepExpect::read(v, config.bounds.records)
+                    .map_err(|(at, why)| malformed_expect(origin, i + 1, &at, &why))?,
+            ),
+            None => None,
+        };
         out.push(Step {
             action,
             label,
             state,
+            expect,
         });
     }
     Ok(out)
