@@ -222,7 +222,7 @@ fn measure_here(
             let model = MemTx::new(cfg);
             let mut options = BenchOptions::new(&[threads]);
             // No symmetry: stateright's BFS ignores it, and both engines must count alike.
-            let hooks = crate::engine::memtx_hooks(&model, false);
+            let hooks = crate::engine::memtx_hooks(false);
             options.next_state_into = Some(hooks.next_state_into);
             options.locality = Some(hooks.locality);
             options.coverage = (!args.no_rule_coverage).then_some(hooks.coverage);

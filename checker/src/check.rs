@@ -121,19 +121,20 @@ pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static Property
     let b = &cfg.bounds;
     let d = &cfg.domain;
     let mut out = format!(
-        "memtx check: preset {}, variant {}, engine {}, {} thread{}{}{}\n",
+        "memtx check: preset {}, variant {}, engine {}, {} thread{}{}\n",
         cfg.preset,
         cfg.variant.name(),
         opts.engine.name(),
         opts.threads,
         if opts.threads == 1 { "" } else { "s" },
-        if opts.symmetry {
-            ", symmetry (agents)"
-        } else {
-            ""
-        },
         if opts.exact { ", exact" } else { "" },
     );
+    if opts.symmetry {
+        out.push_str(&format!(
+            "  symmetry: {} (one state per orbit)\n",
+            memtx_model::symmetry::Symmetry::of(cfg).describe()
+        ));
+    }
     let sources: Vec<String> = b.sources.iter().map(crate::report::serde_name).collect();
     out.push_str(&format!(
         "  bounds: {} agent(s), {} record ids, clock 0..={}, {} slot(s) x {} value(s), sources [{}]\n",
@@ -232,6 +233,7 @@ pub fn check_announcing(
         peak_memory_bytes: outcome.peak_rss,
         collision_probability: outcome.collision_probability,
         symmetry: opts.symmetry,
+        symmetry_group: opts.symmetry.then(|| model.symmetry.describe()),
         threads: opts.threads,
         exact: opts.exact,
         visited_bytes_per_state: outcome.visited_bytes_per_state,
@@ -319,6 +321,9 @@ pub fn render_text(r: &RunReport) -> String {
         if r.symmetry { " symmetry" } else { "" },
         if r.exact { " exact" } else { "" }
     );
+    if let Some(group) = r.symmetry_group.as_deref().filter(|_| r.symmetry) {
+        out.push_str(&format!("symmetry: {group}; the counts are of orbits\n"));
+    }
     out.push_str(&format!(
         "unique states {}  total states {}  max depth {}  {:.2} s  {:.0} distinct states/s\n",
         r.unique_states, r.total_states, r.max_depth, r.seconds, r.states_per_second

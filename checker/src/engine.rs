@@ -142,19 +142,10 @@ impl PackedState for State {
     }
 }
 
-/// `State::canonical` for `N` agents, as the plain `fn` the explorer takes.
-fn canonical<const N: usize>(s: &State) -> State {
-    s.canonical(N)
-}
-
-/// The symmetry canonicalizer for a configuration with `agents` agents.
-pub fn canonicalizer(agents: u8) -> fn(&State) -> State {
-    match agents {
-        0 | 1 => canonical::<1>,
-        2 => canonical::<2>,
-        3 => canonical::<3>,
-        _ => canonical::<4>,
-    }
+/// The symmetry canonicalizer the explorer takes: [`MemTx::representative`], the renamings of
+/// [`MemTx::symmetry`] (agents, values within slots, interchangeable sources).
+fn canonical(model: &MemTx, s: &State) -> State {
+    model.representative(s)
 }
 
 /// Runs one check.
@@ -183,11 +174,11 @@ pub struct MemtxHooks {
     pub coverage: crate::explore::CoverageProbe,
 }
 
-/// The hooks for `model`, with the canonicalizer if `symmetry` is asked for.
-pub fn memtx_hooks(model: &MemTx, symmetry: bool) -> MemtxHooks {
+/// The hooks for MemTX, with the canonicalizer if `symmetry` is asked for.
+pub fn memtx_hooks(symmetry: bool) -> MemtxHooks {
     MemtxHooks {
         next_state_into: MemTx::next_state_into,
-        symmetry: symmetry.then(|| canonicalizer(model.cfg.bounds.agents)),
+        symmetry: symmetry.then_some(canonical as Canonicalizer<MemTx>),
         locality: memtx_model::packed::locality,
         coverage: memtx_model::rules::take_fired,
     }
@@ -198,7 +189,7 @@ fn run_fast(
     opts: &RunOptions,
     progress: Option<&(dyn Fn(&Progress) + Sync)>,
 ) -> Result<RunOutcome, String> {
-    let hooks = memtx_hooks(model, opts.symmetry);
+    let hooks = memtx_hooks(opts.symmetry);
     let mut o: ExploreOptions<'_, MemTx> = ExploreOptions::new()
         .threads(opts.threads)
         .exact(opts.exact)

@@ -37,7 +37,7 @@ fn explorer_bench_two_phase() {
     options.exact = env_or("MEMTX_BENCH_EXACT", "0") == "1";
     let symmetry = env_or("MEMTX_BENCH_SYMMETRY", "0") == "1";
     if symmetry {
-        options.symmetry = Some(canonicalize);
+        options.symmetry = Some(|_, s| canonicalize(s));
     }
     let result = bench_model(&format!("2PC, {rms} RMs"), &model, &options)
         .expect("2PC has no eventually property");

@@ -106,7 +106,7 @@ fn explorer_2pc_symmetry_reduces_states_with_same_verdicts() {
                 rms,
                 ExploreOptions::new()
                     .threads(threads)
-                    .symmetry(canonicalize),
+                    .symmetry(|_, s| canonicalize(s)),
             );
             let factor = full.unique_states as f64 / reduced.unique_states as f64;
             assert!(
@@ -143,7 +143,12 @@ fn explorer_2pc_symmetry_reduces_states_with_same_verdicts() {
     }
     // Symmetric discovery paths are real executions of the model.
     let m = model(5);
-    let reduced = run(5, ExploreOptions::new().threads(2).symmetry(canonicalize));
+    let reduced = run(
+        5,
+        ExploreOptions::new()
+            .threads(2)
+            .symmetry(|_, s| canonicalize(s)),
+    );
     for p in &reduced.properties {
         if let Some(d) = &p.discovery {
             for pair in d.path.windows(2) {

@@ -53,6 +53,7 @@ fn report(variant: Variant, broken: &[&str]) -> RunReport {
         symmetry: false,
         threads: 2,
         exact: false,
+        symmetry_group: None,
         visited_bytes_per_state: Some(16.0),
         parent_log_bytes_per_state: Some(12.0),
         coverage: Coverage::Exhaustive,

@@ -47,6 +47,7 @@ pub mod record;
 pub mod rules;
 pub mod state;
 pub mod state_serde;
+pub mod symmetry;
 pub mod txn;
 
 pub use config::{Config, Domain, Variant};

@@ -13,6 +13,7 @@ use crate::ops::{apply, Op, Refusal};
 use crate::properties::{PropertyDef, PROPERTIES};
 use crate::record::{Kind, Reason, RecordSet, Validity, FOREVER};
 use crate::state::State;
+use crate::symmetry::Symmetry;
 use crate::txn::{visible, Tier};
 use stateright::{Model, Property};
 
@@ -23,24 +24,29 @@ pub struct MemTx {
     pub cfg: Config,
     /// The properties this check judges (default: all of [`PROPERTIES`]).
     pub selected: Vec<&'static PropertyDef>,
+    /// The renamings symmetry reduction may apply (default: every one the configuration
+    /// allows, [`Symmetry::of`]).
+    pub symmetry: Symmetry,
 }
 
 impl MemTx {
     /// A model judging every property.
     pub fn new(cfg: Config) -> Self {
-        MemTx {
-            cfg,
-            selected: PROPERTIES.iter().collect(),
-        }
+        MemTx::with_properties(cfg, PROPERTIES.iter().collect())
     }
     /// A model judging only `selected`.
     pub fn with_properties(cfg: Config, selected: Vec<&'static PropertyDef>) -> Self {
-        MemTx { cfg, selected }
+        let symmetry = Symmetry::of(&cfg);
+        MemTx {
+            cfg,
+            selected,
+            symmetry,
+        }
     }
-    /// The canonical representative of `state` under renaming of agents (symmetry reduction):
-    /// the least state, in `State`'s total order, over every permutation of the agents.
+    /// The canonical representative of `state` under [`MemTx::symmetry`] (symmetry
+    /// reduction): see [`crate::symmetry`].
     pub fn representative(&self, state: &State) -> State {
-        state.canonical(self.cfg.bounds.agents as usize)
+        self.symmetry.canonical(state)
     }
 }
 

@@ -363,20 +363,6 @@ impl State {
         crate::packed::locality(&bytes)
     }
 
-    /// The canonical representative of this state under renaming of agents `0..agents`: the least
-    /// state, in `State`'s total order, over every permutation (agents are interchangeable: they
-    /// all have the same permissions). Symmetry reduction fingerprints this instead of the state.
-    pub fn canonical(&self, agents: usize) -> State {
-        let mut perm: Vec<u8> = (0..agents as u8).collect();
-        let mut best = self.clone();
-        while next_permutation(&mut perm) {
-            let candidate = self.permute_agents(&perm);
-            if candidate < best {
-                best = candidate;
-            }
-        }
-        best
-    }
     /// Renames agents by `perm` (`perm[old] = new`): used by symmetry reduction.
     pub fn permute_agents(&self, perm: &[u8]) -> State {
         let mut out = self.clone();
@@ -408,15 +394,4 @@ fn lifecycle_rule(from: Life, to: Life) -> crate::rules::Rule {
         (Tentative | Validated, Quarantined) => Rule::LifeQuarantine,
         _ => Rule::LifeRequarantine,
     }
-}
-
-/// Advances `p` to the next permutation in lexicographic order; false after the last one.
-fn next_permutation(p: &mut [u8]) -> bool {
-    let Some(i) = p.windows(2).rposition(|w| w[0] < w[1]) else {
-        return false;
-    };
-    let j = p.iter().rposition(|&x| x > p[i]).unwrap_or(i);
-    p.swap(i, j);
-    p[i + 1..].reverse();
-    true
 }

@@ -19,7 +19,7 @@
 //! let commit = report.discovery("commit agreement").expect("commit is reachable");
 //! // Shortest: 3 × RMPrepare, 3 × TMRcvPrepared, TMCommit, 3 × RMRcvCommitMsg.
 //! assert_eq!(commit.steps(), 10);
-//! let reduced = explore(&model, &ExploreOptions::new().symmetry(canonicalize))
+//! let reduced = explore(&model, &ExploreOptions::new().symmetry(|_, s| canonicalize(s)))
 //!     .expect("no eventually");
 //! assert!(reduced.unique_states < report.unique_states);
 //! // A locality key decides which worker owns a state: it moves work, never results.
@@ -253,7 +253,7 @@ where
         }
         init_generated += 1;
         let state = match options.symmetry {
-            Some(canonical) => canonical(&state),
+            Some(canonical) => canonical(model, &state),
             None => state,
         };
         buffer.clear();
@@ -330,6 +330,7 @@ where
     let tables: Vec<&VisitedTable> = shards.iter().map(|s| &s.table).collect();
     let logs: Vec<&ParentLog> = shards.iter().map(|s| &s.log).collect();
     let mut keyer = Keyer::<M> {
+        model,
         symmetry: options.symmetry,
         tables: &tables,
         exact: options.exact,

@@ -7,8 +7,10 @@ use stateright::Model;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// A symmetry canonicalizer: maps a state to the representative of its symmetry class.
-pub type Canonicalizer<M> = fn(&<M as Model>::State) -> <M as Model>::State;
+/// A symmetry canonicalizer: maps a state of the model to the representative of its
+/// symmetry class (the model is passed so that the renamings may depend on its
+/// configuration).
+pub type Canonicalizer<M> = fn(&M, &<M as Model>::State) -> <M as Model>::State;
 
 /// An in-place successor function: writes the state that `action` leads to from `state`
 /// into `out` and returns `true`, or returns `false` where `next_state` returns `None`. It
@@ -116,7 +118,7 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     }
 
     /// Sets [`ExploreOptions::symmetry`].
-    pub fn symmetry(mut self, canonical: fn(&M::State) -> M::State) -> Self {
+    pub fn symmetry(mut self, canonical: Canonicalizer<M>) -> Self {
         self.symmetry = Some(canonical);
         self
     }

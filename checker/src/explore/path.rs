@@ -219,6 +219,7 @@ pub(crate) fn key_chain(logs: &[&ParentLog], reference: u32, level: usize) -> Ve
 
 /// Computes visited-set keys of arbitrary states.
 pub(crate) struct Keyer<'a, M: Model> {
+    pub(crate) model: &'a M,
     pub(crate) symmetry: Option<Canonicalizer<M>>,
     pub(crate) tables: &'a [&'a VisitedTable],
     pub(crate) exact: bool,
@@ -233,7 +234,7 @@ where
     /// The key `state` has (or would have) in the visited set; `None` in exact mode when
     /// the state is absent.
     pub(crate) fn key_of(&mut self, state: &M::State) -> Option<u64> {
-        let canonical = self.symmetry.map(|f| f(state));
+        let canonical = self.symmetry.map(|f| f(self.model, state));
         let state = canonical.as_ref().unwrap_or(state);
         self.buffer.clear();
         state.pack(&mut self.buffer);

@@ -696,7 +696,7 @@ where
             let canonical;
             let next: &M::State = match self.cx.symmetry {
                 Some(canonicalize) => {
-                    canonical = canonicalize(next);
+                    canonical = canonicalize(self.cx.model, next);
                     &canonical
                 }
                 None => next,

@@ -230,8 +230,13 @@ pub struct RunReport {
     /// Estimated probability that a fingerprint collision hid a state, if fingerprints are used.
     #[serde(default)]
     pub collision_probability: Option<f64>,
-    /// Whether symmetry reduction over agents was on.
+    /// Whether symmetry reduction was on.
     pub symmetry: bool,
+    /// With symmetry: the renamings applied (agents, values within slots, interchangeable
+    /// sources) and the group's order, e.g. `agents (2), values within each of 1 slot(s)
+    /// (2): 4 renamings`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symmetry_group: Option<String>,
     /// Worker threads.
     #[serde(default)]
     pub threads: usize,
@@ -461,7 +466,13 @@ impl RunReport {
                 self.collision_probability
                     .map_or("none (no fingerprints)".into(), |p| format!("{p:.3e}")),
             ),
-            ("symmetry reduction", on_off(self.symmetry).into()),
+            (
+                "symmetry reduction",
+                match &self.symmetry_group {
+                    Some(group) if self.symmetry => format!("on: {group}"),
+                    _ => on_off(self.symmetry).into(),
+                },
+            ),
             ("coverage", self.coverage.to_string()),
             (
                 "rule coverage",
