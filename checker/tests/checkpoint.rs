@@ -194,3 +194,312 @@ fn exact_mode_refuses_checkpoints() {
     let err = explore(&model, &ExploreOptions::new().exact(true).checkpoint(&plan));
     assert!(err.is_err());
 }
+
+// ---- through the binary ------------------------------------------------------------------
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+fn memtx(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(args)
+        .current_dir(dir)
+        .env("CI", "true")
+        .output()
+        .expect("the memtx binary runs")
+}
+
+/// What a resumed run must share with the uninterrupted one, from `--json` output.
+fn essentials(out: &Output) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let verdicts: Vec<serde_json::Value> = v["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .map(|p| serde_json::json!([p["key"], p["verdict"], p["trace_len"]]))
+        .collect();
+    serde_json::json!({
+        "unique": v["unique_states"],
+        "total": v["total_states"],
+        "depth": v["max_depth"],
+        "levels": v["states_per_depth"],
+        "result": v["result"],
+        "coverage": v["coverage"],
+        "rules": v["rules"],
+        "verdicts": verdicts,
+    })
+}
+
+/// The level of the checkpoint in `dir`, read from its header line, if there is one.
+fn saved_level(dir: &Path) -> Option<u64> {
+    let text = std::fs::read(dir.join("checkpoint.memtx")).ok()?;
+    let end = text.iter().position(|&b| b == b'\n')?;
+    let header: serde_json::Value = serde_json::from_slice(&text[..end]).ok()?;
+    header["level"].as_u64()
+}
+
+fn writing(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+    })
+}
+
+/// When to SIGKILL the child.
+#[derive(Clone, Copy, Debug)]
+enum Kill {
+    /// Once a checkpoint of at least this level exists.
+    AtLevel(u64),
+    /// As soon as a checkpoint is being written (its temporary file exists), after the first.
+    DuringWrite,
+}
+
+/// Starts `memtx check ARGS --checkpoint ck --checkpoint-every 0s` in `dir` and SIGKILLs it
+/// at `when`; returns whether the kill landed before the child finished.
+fn check_and_kill(dir: &Path, args: &[&str], when: Kill) -> bool {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--checkpoint", "ck", "--checkpoint-every", "0s", "--json"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(&all)
+        .current_dir(dir)
+        .env("CI", "true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memtx starts");
+    let ck = dir.join("ck");
+    let started = Instant::now();
+    let killed = loop {
+        if child.try_wait().expect("wait").is_some() {
+            break false;
+        }
+        let due = match when {
+            Kill::AtLevel(level) => saved_level(&ck).is_some_and(|l| l >= level),
+            Kill::DuringWrite => saved_level(&ck).is_some() && writing(&ck),
+        };
+        if due {
+            let ok = Command::new("kill")
+                .args(["-KILL", &child.id().to_string()])
+                .status()
+                .expect("kill runs")
+                .success();
+            break ok;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the check ran too long"
+        );
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    let status = child.wait().expect("wait");
+    if killed {
+        assert!(!status.success(), "a killed child does not exit 0");
+    }
+    assert!(saved_level(&ck).is_some(), "no checkpoint after {when:?}");
+    killed
+}
+
+#[test]
+fn a_killed_check_resumes_to_the_uninterrupted_result_on_one_and_two_threads() {
+    let dir = scratch("kill");
+    let reference = memtx(
+        &dir,
+        &["check", "--preset", "quick", "--json", "--traces", "t0"],
+    );
+    assert_eq!(reference.status.code(), Some(0));
+    let want = essentials(&reference);
+    let mut landed = 0;
+    for (n, when) in [Kill::AtLevel(2), Kill::DuringWrite, Kill::AtLevel(9)]
+        .into_iter()
+        .enumerate()
+    {
+        let run = dir.join(format!("run{n}"));
+        std::fs::create_dir_all(&run).unwrap();
+        if check_and_kill(&run, &["--preset", "quick", "--threads", "1"], when) {
+            landed += 1;
+        }
+        let level = saved_level(&run.join("ck")).expect("a checkpoint");
+        for threads in ["1", "2"] {
+            let out = memtx(&run, &["resume", "ck", "--threads", threads, "--json"]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                essentials(&out),
+                want,
+                "killed at {when:?}, resumed on {threads}"
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert!(v["resumed_from_level"].as_u64().is_some_and(|l| l >= level));
+        }
+    }
+    assert!(landed > 0, "no kill landed before the child finished");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_killed_violating_check_resumes_with_the_same_counterexample_trace() {
+    let dir = scratch("kill-violation");
+    let args = ["--preset", "quick", "--variant", "missed-cascade"];
+    let mut check = vec!["check"];
+    check.extend_from_slice(&args);
+    check.extend_from_slice(&["--json", "--traces", "t0"]);
+    let reference = memtx(&dir, &check);
+    assert_eq!(
+        reference.status.code(),
+        Some(1),
+        "missed-cascade fails on quick"
+    );
+    let want = essentials(&reference);
+    let mut with_threads = args.to_vec();
+    with_threads.extend_from_slice(&["--threads", "2"]);
+    check_and_kill(&dir, &with_threads, Kill::AtLevel(4));
+    let trace = |traces: &str| -> serde_json::Value {
+        let file = dir.join(traces).join("missed-cascade-I2.trace.json");
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("a trace")).expect("JSON");
+        // The command that found it differs (--checkpoint); everything else is the same.
+        v.as_object_mut().expect("an object").remove("command");
+        v
+    };
+    let mut texts = Vec::new();
+    for threads in ["1", "2"] {
+        let traces = format!("t{threads}");
+        let out = memtx(
+            &dir,
+            &[
+                "resume",
+                "ck",
+                "--threads",
+                threads,
+                "--json",
+                "--traces",
+                &traces,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(essentials(&out), want, "resumed on {threads}");
+        assert_eq!(
+            trace(&traces),
+            trace("t0"),
+            "the counterexample, resumed on {threads}"
+        );
+        texts.push(std::fs::read(dir.join(&traces).join("missed-cascade-I2.trace.json")).unwrap());
+    }
+    assert_eq!(
+        texts[0], texts[1],
+        "the trace files of both resumes are byte-identical"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `memtx resume` on `dir` and checks the one-line error and exit code 2.
+fn refused(root: &Path, dir: &str, says: &str) {
+    let out = memtx(root, &["resume", dir]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{dir}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{dir}: {stderr}");
+    assert!(stderr.starts_with("memtx: "), "{stderr}");
+    assert!(
+        stderr.contains(says),
+        "{dir}: {stderr:?} should say {says:?}"
+    );
+}
+
+#[test]
+fn damaged_checkpoints_and_bad_options_are_one_line_errors_with_exit_2() {
+    let root = scratch("damaged");
+    let out = memtx(
+        &root,
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--checkpoint",
+            "good",
+            "--checkpoint-every",
+            "0s",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let good = std::fs::read(root.join("good/checkpoint.memtx")).expect("a checkpoint");
+    let header_end = good
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a header line");
+    let variants: Vec<(&str, Vec<u8>, &str)> = {
+        let mut flipped = good.clone();
+        let at = header_end + (good.len() - header_end) / 2;
+        flipped[at] ^= 0x10;
+        let mut last = good.clone();
+        let end = last.len() - 1;
+        last[end] ^= 1;
+        let header = String::from_utf8_lossy(&good[..header_end]).to_string();
+        let rest = &good[header_end..];
+        let with_header = |h: String| [h.as_bytes(), rest].concat();
+        let version = header.replace("\"version\":1", "\"version\":99");
+        assert_ne!(version, header);
+        let tool = header.replace("\"tool\":\"memtx ", "\"tool\":\"memtx 0.0.0-other ");
+        assert_ne!(tool, header);
+        vec![
+            ("truncated", good[..good.len() / 2].to_vec(), "damaged"),
+            ("header-only", good[..header_end + 1].to_vec(), "damaged"),
+            ("flipped", flipped, "damaged"),
+            ("checksum", last, "damaged"),
+            ("version", with_header(version), "format version 99"),
+            ("tool", with_header(tool), "written by memtx 0.0.0-other"),
+            ("empty", Vec::new(), "damaged"),
+            (
+                "not-json",
+                b"hello\nworld".to_vec(),
+                "not a memtx checkpoint",
+            ),
+        ]
+    };
+    for (name, bytes, says) in variants {
+        std::fs::create_dir_all(root.join(name)).unwrap();
+        std::fs::write(root.join(name).join("checkpoint.memtx"), bytes).unwrap();
+        refused(&root, name, says);
+    }
+    refused(&root, "missing", "cannot read the checkpoint");
+    // The intact one still resumes.
+    let out = memtx(&root, &["resume", "good", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    // Options that cannot be checkpointed.
+    for args in [
+        &["check", "--preset", "quick", "--checkpoint", "x", "--exact"][..],
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--checkpoint",
+            "x",
+            "--engine",
+            "stateright",
+        ],
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--checkpoint",
+            "x",
+            "--checkpoint-every",
+            "5x",
+        ],
+        &["check", "--preset", "quick", "--checkpoint-every", "5m"],
+    ] {
+        let out = memtx(&root, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
