@@ -16,7 +16,7 @@
 //!
 //! Which worker owns a state depends on the thread count (and on the locality key of its
 //! packed bytes), and the parent log stores parent *references* `index · shards + shard`
-//! whose values depend on the thread count and on timing ([`super::path`]). The file
+//! whose values depend on the thread count and on timing (see `path.rs`). The file
 //! therefore records the shards as they are, with their number, and a resume re-deals the
 //! states to the new thread count:
 //!
