@@ -5,7 +5,7 @@
 //! `--examples`) → a [`RunReport`], printed as text or `--json`, and with `--report` written as
 //! `<name>.json`/`.md`.
 
-use crate::cli::{CheckArgs, EngineArg};
+use crate::cli::{CheckArgs, EngineArg, ResumeArgs};
 use crate::engine::{run, Engine, RunOptions, RunOutcome};
 use crate::error::{ErrorKind, UserError};
 use crate::progress::ProgressSink;
@@ -14,12 +14,28 @@ use crate::setup;
 use crate::trace::{itf_path_for, replay_command, trace_path, PropertyKind, Trace};
 use memtx_model::properties::PropertyDef;
 use memtx_model::{Config, MemTx};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
     let engine = match args.engine {
         EngineArg::Fast => Engine::Fast,
         EngineArg::Stateright => Engine::Stateright,
     };
+    if args.checkpoint.is_some() && (engine == Engine::Stateright || args.exact) {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--checkpoint needs the fast engine without --exact: drop --exact / --engine stateright, or drop --checkpoint",
+        ));
+    }
+    if args.checkpoint_every.is_some() && args.checkpoint.is_none() {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--checkpoint-every needs --checkpoint DIR",
+        ));
+    }
     if engine == Engine::Stateright && (args.symmetry || args.exact || args.max_memory.is_some()) {
         return Err(UserError::new(
             ErrorKind::Usage,
@@ -49,36 +65,88 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
         max_memory,
         max_states: args.max_states,
         max_depth: args.max_depth,
+        checkpoint: None,
+        resume: None,
     })
 }
 
-/// `memtx check` as a command: checks the output paths before the run, prints what the run
-/// will cover, runs it (stopping gracefully on SIGINT/SIGTERM), writes the reports, prints
-/// the summary; returns the exit code (0 pass, 1 fail, 3 incomplete, 130 interrupted).
-pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
-    check_outputs(args)?;
-    crate::interrupt::install()?;
-    let announce = |text: &str| {
-        // On stdout with the summary; on stderr with --json, whose stdout is one JSON object.
-        if args.json {
+/// The default of `--checkpoint-every`.
+const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(300);
+
+/// What a checkpoint records about the check besides the exploration: everything
+/// `memtx resume` needs to finish it as `memtx check` would have.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SavedRun {
+    /// The whole configuration (preset, bounds, domain, variant).
+    pub config: Config,
+    /// The keys of the properties checked.
+    pub properties: Vec<String>,
+    /// Symmetry reduction over agents.
+    pub symmetry: bool,
+    /// Memory budget.
+    pub max_memory: Option<u64>,
+    /// `--max-states`.
+    pub max_states: Option<u64>,
+    /// `--max-depth`.
+    pub max_depth: Option<usize>,
+    /// Worker threads of the original run (the default of `memtx resume --threads`).
+    pub threads: usize,
+    /// `--checkpoint-every`, in milliseconds.
+    pub checkpoint_every_ms: u64,
+    /// The original command line, recorded in the traces the resumed run writes.
+    pub command: String,
+    /// `--examples`.
+    pub examples: bool,
+    /// `--itf`.
+    pub itf: bool,
+}
+
+/// Where a check's traces go and which it writes.
+pub struct Outputs<'x> {
+    /// Directory for traces.
+    pub traces: &'x Path,
+    /// Also save a trace for every example.
+    pub examples: bool,
+    /// Also write ITF traces.
+    pub itf: bool,
+}
+
+/// What happens once a check (or a resumed check) has its report.
+struct Presentation<'x> {
+    report: Option<&'x Path>,
+    name: Option<&'x str>,
+    json: bool,
+    coverage: bool,
+}
+
+/// Prints to stdout (and flushes), or to stderr when stdout carries one JSON object.
+fn announcer(json: bool) -> impl Fn(&str) {
+    move |text: &str| {
+        if json {
             eprint!("{text}");
         } else {
             print!("{text}");
             use std::io::Write as _;
             let _ = std::io::stdout().flush();
         }
-    };
-    let result = check_announcing(args, command, &announce)?;
-    if let Some(dir) = &args.report {
-        let name = report_name(args, &result);
+    }
+}
+
+/// Writes the reports, prints the summary, and returns the exit code.
+fn present(result: &RunReport, how: &Presentation<'_>) -> Result<u8, UserError> {
+    if let Some(dir) = how.report {
+        let name = how
+            .name
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{}-{}", result.config.preset, result.variant.name()));
         result.write_json(&dir.join(format!("{name}.json")))?;
         result.write_markdown(&dir.join(format!("{name}.md")))?;
     }
-    if args.json {
+    if how.json {
         println!("{}", result.to_json_string());
     } else {
-        print!("{}", render_text(&result));
-        if args.coverage {
+        print!("{}", render_text(result));
+        if how.coverage {
             if let Some(rules) = &result.rules {
                 print!("{}", rules.table_text());
             }
@@ -90,29 +158,130 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
     Ok(result.outcome().exit_code())
 }
 
+/// `memtx check` as a command: checks the output paths before the run, prints what the run
+/// will cover, runs it (stopping gracefully on SIGINT/SIGTERM), writes the reports, prints
+/// the summary; returns the exit code (0 pass, 1 fail, 3 incomplete, 130 interrupted).
+pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
+    check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;
+    if let Some(dir) = &args.checkpoint {
+        crate::fsutil::check_writable_dir(dir, "--checkpoint")?;
+    }
+    crate::interrupt::install()?;
+    let result = check_announcing(args, command, &announcer(args.json))?;
+    present(
+        &result,
+        &Presentation {
+            report: args.report.as_deref(),
+            name: args.name.as_deref(),
+            json: args.json,
+            coverage: args.coverage,
+        },
+    )
+}
+
+/// `memtx resume DIR`: reads the check saved in the checkpoint directory, continues it on
+/// `--threads` threads (writing checkpoints into the same directory at the saved interval),
+/// and prints and reports it as `memtx check` does, saying that it was resumed. The result is
+/// the uninterrupted run's.
+pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError> {
+    let saved = crate::explore::load(&args.dir)?;
+    let shown = crate::explore::checkpoint::file_in(&args.dir)
+        .display()
+        .to_string();
+    let run: SavedRun = serde_json::from_value(saved.run().clone()).map_err(|e| {
+        UserError::with_fix(
+            ErrorKind::Malformed,
+            format!("checkpoint {shown} does not describe a memtx check ({e})"),
+            "give the directory that `memtx check --checkpoint DIR` wrote",
+        )
+    })?;
+    run.config.validate().map_err(|e| {
+        UserError::new(
+            ErrorKind::InvalidConfig,
+            format!("checkpoint {shown}: {}", e.0),
+        )
+    })?;
+    let selected = setup::properties(&run.properties, &run.config.preset).map_err(|m| {
+        UserError::new(
+            ErrorKind::UnknownProperty,
+            format!("checkpoint {shown}: {m}"),
+        )
+    })?;
+    let threads = args.threads.unwrap_or(run.threads);
+    if threads == 0 || threads > 256 {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!("--threads {threads} is out of range: use 1 to 256"),
+        ));
+    }
+    check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;
+    crate::interrupt::install()?;
+    let level = saved.level();
+    let before = saved.unique_states();
+    let opts = RunOptions {
+        engine: Engine::Fast,
+        threads,
+        symmetry: run.symmetry,
+        exact: false,
+        max_memory: run.max_memory,
+        max_states: run.max_states,
+        max_depth: run.max_depth,
+        checkpoint: Some(crate::explore::CheckpointPlan {
+            dir: args.dir.clone(),
+            every: Duration::from_millis(run.checkpoint_every_ms),
+            run: saved.run().clone(),
+        }),
+        resume: Some(Arc::new(saved)),
+    };
+    let announce = announcer(args.json);
+    announce(&format!(
+        "memtx resume: {shown}, from level {level} ({before} distinct states found before it)\n"
+    ));
+    announce(&preamble(&run.config, &opts, &selected));
+    let outputs = Outputs {
+        traces: &args.traces,
+        examples: run.examples,
+        itf: run.itf,
+    };
+    let result = run_and_report(
+        &run.config,
+        &selected,
+        &opts,
+        &outputs,
+        command,
+        &run.command,
+    )?;
+    present(
+        &result,
+        &Presentation {
+            report: args.report.as_deref(),
+            name: args.name.as_deref(),
+            json: args.json,
+            coverage: args.coverage,
+        },
+    )
+}
+
 /// Refuses, before minutes of exploring, output paths that could not be written afterwards:
 /// a report name that is not a plain file name, an unwritable `--report` or `--traces`.
-fn check_outputs(args: &CheckArgs) -> Result<(), UserError> {
-    if let Some(name) = &args.name {
+fn check_outputs(
+    name: Option<&str>,
+    report: Option<&Path>,
+    traces: &Path,
+) -> Result<(), UserError> {
+    if let Some(name) = name {
         crate::fsutil::check_plain_name(name, "--name")?;
-        if args.report.is_none() {
+        if report.is_none() {
             return Err(UserError::new(
                 ErrorKind::Usage,
                 "--name names the report files: give --report DIR as well",
             ));
         }
     }
-    if let Some(dir) = &args.report {
+    if let Some(dir) = report {
         crate::fsutil::check_writable_dir(dir, "--report")?;
     }
-    crate::fsutil::check_writable_dir(&args.traces, "--traces")
-}
-
-/// The report's file name inside `--report`: `--name`, or PRESET-VARIANT.
-fn report_name(args: &CheckArgs, result: &RunReport) -> String {
-    args.name
-        .clone()
-        .unwrap_or_else(|| format!("{}-{}", result.config.preset, result.variant.name()))
+    crate::fsutil::check_writable_dir(traces, "--traces")
 }
 
 /// What a run will cover, printed before it starts: the configuration, the domain, the
@@ -205,17 +374,70 @@ pub fn check_announcing(
     .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
     let selected = setup::properties(&args.properties, &cfg.preset)
         .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
-    let opts = options(args)?;
+    let mut opts = options(args)?;
+    if let Some(dir) = &args.checkpoint {
+        let every = match &args.checkpoint_every {
+            Some(text) => setup::duration(text)
+                .map_err(|m| UserError::new(ErrorKind::Usage, format!("--checkpoint-every {m}")))?,
+            None => DEFAULT_CHECKPOINT_EVERY,
+        };
+        let saved = SavedRun {
+            config: cfg.clone(),
+            properties: selected.iter().map(|p| p.key.to_string()).collect(),
+            symmetry: opts.symmetry,
+            max_memory: opts.max_memory,
+            max_states: opts.max_states,
+            max_depth: opts.max_depth,
+            threads: opts.threads,
+            checkpoint_every_ms: u64::try_from(every.as_millis()).unwrap_or(u64::MAX),
+            command: command.to_string(),
+            examples: args.examples,
+            itf: args.itf,
+        };
+        let run = serde_json::to_value(&saved).map_err(|e| {
+            UserError::new(
+                ErrorKind::Usage,
+                format!("[memtx internal bug] the run cannot be described in JSON: {e}"),
+            )
+        })?;
+        opts.checkpoint = Some(crate::explore::CheckpointPlan {
+            dir: dir.clone(),
+            every,
+            run,
+        });
+    }
     announce(&preamble(&cfg, &opts, &selected));
-    let model = MemTx::with_properties(cfg.clone(), selected.clone());
+    let outputs = Outputs {
+        traces: &args.traces,
+        examples: args.examples,
+        itf: args.itf,
+    };
+    run_and_report(&cfg, &selected, &opts, &outputs, command, command)
+}
+
+/// Runs a check (or resumes one, [`RunOptions::resume`]) and builds its report: the
+/// verdicts, a trace per violation (and per example with [`Outputs::examples`]), recording
+/// `trace_command` as the command that found them. `command` is the report's.
+pub fn run_and_report(
+    cfg: &Config,
+    selected: &[&'static PropertyDef],
+    opts: &RunOptions,
+    outputs: &Outputs<'_>,
+    command: &str,
+    trace_command: &str,
+) -> Result<RunReport, UserError> {
+    let model = MemTx::with_properties(cfg.clone(), selected.to_vec());
     let sink = ProgressSink::new();
     let update = |p: &crate::explore::Progress| sink.update(p);
     let outcome =
-        run(&model, &opts, Some(&update)).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
+        run(&model, opts, Some(&update)).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
     sink.finish();
+    if let Some(error) = &outcome.checkpoint_error {
+        eprintln!("memtx: warning: {error}; the run went on without checkpoints");
+    }
     let mut properties = Vec::new();
-    for def in &selected {
-        properties.push(judge(&cfg, def, &outcome, args, command)?);
+    for def in selected {
+        properties.push(judge(cfg, def, &outcome, outputs, trace_command)?);
     }
     let secs = outcome.elapsed.as_secs_f64();
     Ok(RunReport {
@@ -223,7 +445,7 @@ pub fn check_announcing(
         command: command.to_string(),
         engine: outcome.engine.name().to_string(),
         variant: cfg.variant,
-        config: cfg,
+        config: cfg.clone(),
         unique_states: outcome.unique,
         total_states: outcome.total,
         max_depth: outcome.depth,
@@ -251,6 +473,7 @@ pub fn check_announcing(
         properties,
         result: crate::report::Outcome::Incomplete,
         complete: outcome.stopped_early.is_none(),
+        resumed_from_level: outcome.resumed_from_level,
     }
     .with_outcome())
 }
@@ -260,7 +483,7 @@ fn judge(
     cfg: &Config,
     def: &'static PropertyDef,
     outcome: &RunOutcome,
-    args: &CheckArgs,
+    args: &Outputs<'_>,
     command: &str,
 ) -> Result<PropertyOutcome, UserError> {
     let path = outcome
@@ -278,7 +501,7 @@ fn judge(
     }
     let trace = Trace::from_path(cfg, def, path, command)
         .map_err(|bug| UserError::new(ErrorKind::Usage, bug.to_string()))?;
-    let file = trace_path(&args.traces, cfg.variant, def.key);
+    let file = trace_path(args.traces, cfg.variant, def.key);
     trace.write(&file)?;
     if args.itf {
         crate::trace::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;
@@ -323,6 +546,11 @@ pub fn render_text(r: &RunReport) -> String {
     );
     if let Some(group) = r.symmetry_group.as_deref().filter(|_| r.symmetry) {
         out.push_str(&format!("symmetry: {group}; the counts are of orbits\n"));
+    }
+    if let Some(level) = r.resumed_from_level {
+        out.push_str(&format!(
+            "resumed from a checkpoint at level {level}: counts, levels, verdicts and traces are the uninterrupted run's\n"
+        ));
     }
     out.push_str(&format!(
         "unique states {}  total states {}  max depth {}  {:.2} s  {:.0} distinct states/s\n",

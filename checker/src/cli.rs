@@ -28,6 +28,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a bounded exhaustive check and report every property's verdict.
     Check(CheckArgs),
+    /// Finish a check saved with `memtx check --checkpoint DIR` (after a kill, a crash or on
+    /// another machine), with the same result as an uninterrupted run.
+    Resume(ResumeArgs),
     /// Re-execute a saved trace against the model and check its recorded expectation.
     Replay(ReplayArgs),
     /// List properties, variants and presets.
@@ -162,6 +165,40 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: bool,
     /// Print the whole rule-coverage table (every rule, how often it fired, how early).
+    #[arg(long)]
+    pub coverage: bool,
+    /// Save the run at level boundaries into this directory (one file, replaced atomically),
+    /// so that `memtx resume DIR` can finish it after a kill. Fast engine, not with --exact.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint: Option<PathBuf>,
+    /// With --checkpoint: the least time between two checkpoints, e.g. 30s, 5m (default),
+    /// 1h; 0s saves at every level boundary.
+    #[arg(long, value_name = "DURATION")]
+    pub checkpoint_every: Option<String>,
+}
+
+/// `memtx resume`.
+#[derive(Args, Debug, Clone)]
+pub struct ResumeArgs {
+    /// The checkpoint directory given to `memtx check --checkpoint`. The configuration,
+    /// properties and limits are read from it; checkpoints go on being written into it.
+    pub dir: PathBuf,
+    /// Worker threads (default: the saved run's); any number gives the same result.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write NAME.json and NAME.md reports into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    /// Report file name inside --report (default: PRESET-VARIANT).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Directory for counterexample traces.
+    #[arg(long, value_name = "DIR", default_value = "traces")]
+    pub traces: PathBuf,
+    /// Print one JSON object on stdout instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the whole rule-coverage table.
     #[arg(long)]
     pub coverage: bool,
 }

@@ -49,6 +49,10 @@ pub struct RunOptions {
     /// Check every state reachable in at most this many steps (0: the initial states only);
     /// their successors one step further are counted but neither checked nor expanded.
     pub max_depth: Option<usize>,
+    /// Write checkpoints (fast engine, not exact).
+    pub checkpoint: Option<crate::explore::CheckpointPlan>,
+    /// Continue the run saved in this checkpoint (fast engine).
+    pub resume: Option<std::sync::Arc<crate::explore::Checkpoint>>,
 }
 
 impl RunOptions {
@@ -92,6 +96,8 @@ impl RunOptions {
             max_memory: None,
             max_states: None,
             max_depth: None,
+            checkpoint: None,
+            resume: None,
         }
     }
 }
@@ -128,6 +134,10 @@ pub struct RunOutcome {
     pub collision_probability: Option<f64>,
     /// Which rules fired, per set of rules (fast engine only).
     pub rule_tallies: Option<Vec<crate::explore::CoverageTally>>,
+    /// For a resumed run: the level it resumed from.
+    pub resumed_from_level: Option<usize>,
+    /// The first checkpoint that could not be written (the run went on without it).
+    pub checkpoint_error: Option<String>,
 }
 
 impl PackedState for State {
@@ -212,7 +222,16 @@ fn run_fast(
     if let Some(p) = progress {
         o = o.progress(p, Duration::from_secs(2));
     }
-    let report = explore::explore(model, &o).map_err(|e| format!("[memtx internal bug] {e}"))?;
+    if let Some(plan) = &opts.checkpoint {
+        o = o.checkpoint(plan);
+    }
+    if let Some(saved) = &opts.resume {
+        o = o.resume_from(saved);
+    }
+    let report = explore::explore(model, &o).map_err(|e| match e {
+        explore::ExploreError::Checkpoint(what) => what,
+        e => format!("[memtx internal bug] {e}"),
+    })?;
     let discoveries = model
         .selected
         .iter()
@@ -234,6 +253,8 @@ fn run_fast(
         parent_log_bytes_per_state: Some(report.memory.parent_log_bytes_per_state),
         collision_probability: Some(report.collision_probability),
         rule_tallies: report.coverage.clone(),
+        resumed_from_level: report.resumed_from_level,
+        checkpoint_error: report.checkpoint_error.clone(),
     })
 }
 
@@ -288,5 +309,7 @@ fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
         parent_log_bytes_per_state: None,
         collision_probability: None,
         rule_tallies: None,
+        resumed_from_level: None,
+        checkpoint_error: None,
     }
 }

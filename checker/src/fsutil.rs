@@ -45,16 +45,17 @@ pub fn remove_temporaries() {
 
 /// Owns a temporary file: registered while it exists, removed on drop unless disarmed
 /// (after a successful rename).
-struct TempGuard(Option<PathBuf>);
+pub(crate) struct TempGuard(Option<PathBuf>);
 
 impl TempGuard {
-    fn new(path: PathBuf) -> Self {
+    /// Registers `path` (not created here) for removal on drop and on a second interrupt.
+    pub(crate) fn new(path: PathBuf) -> Self {
         temporaries().push(path.clone());
         TempGuard(Some(path))
     }
 
     /// The file was renamed into place: nothing to remove any more.
-    fn disarm(&mut self) {
+    pub(crate) fn disarm(&mut self) {
         if let Some(path) = self.0.take() {
             temporaries().retain(|p| *p != path);
         }

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
 fn run(command: Command, line: &str) -> Result<u8, UserError> {
     match command {
         Command::Check(args) => check::check_command(&args, line),
+        Command::Resume(args) => check::resume_command(&args, line),
         Command::List(args) => {
             if args.json {
                 println!("{}", memtx_checker::fsutil::json_pretty(&list::as_json()));

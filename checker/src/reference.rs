@@ -38,6 +38,8 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
         itf: false,
         json: false,
         coverage: false,
+        checkpoint: None,
+        checkpoint_every: None,
     }
 }
 

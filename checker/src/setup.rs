@@ -191,3 +191,23 @@ pub fn physical_memory() -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+/// Parses a duration such as `30s`, `5m`, `1h`, `250ms` or `0s` (a whole number and a unit).
+pub fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let shown = crate::input::cut(text);
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: u64 = number.parse().map_err(|_| {
+        format!("{shown:?} is not a duration: give a whole number and a unit, e.g. 30s, 5m, 1h")
+    })?;
+    let millis = match unit {
+        "ms" => Some(value),
+        "s" => value.checked_mul(1000),
+        "m" => value.checked_mul(60_000),
+        "h" => value.checked_mul(3_600_000),
+        _ => None,
+    }
+    .ok_or_else(|| format!("{shown:?} is not a duration: give a whole number and a unit (ms, s, m or h), e.g. 30s, 5m, 1h"))?;
+    Ok(std::time::Duration::from_millis(millis))
+}

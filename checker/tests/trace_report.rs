@@ -61,6 +61,7 @@ fn report(variant: Variant, broken: &[&str]) -> RunReport {
         properties,
         result: memtx_checker::report::Outcome::Incomplete,
         complete: true,
+        resumed_from_level: None,
     }
     .with_outcome()
 }

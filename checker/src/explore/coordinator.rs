@@ -7,6 +7,7 @@
 //! barriers that end a level it merges the workers' discoveries, records the level's size
 //! and decides whether the next level is expanded.
 
+use super::checkpoint::{self, CheckpointPlan, SaveData, ShardSnapshot};
 use super::report::{Progress, StopReason};
 use super::sync::{lock, Decision, Shared};
 use std::sync::atomic::AtomicBool;
@@ -51,6 +52,21 @@ pub(crate) struct Coordinator<'a> {
     pub(crate) discoveries: Vec<Found>,
     pub(crate) stopped_early: Option<StopReason>,
     pub(crate) peak_memory: u64,
+    /// States expanded before a resumed run started (0 otherwise).
+    pub(crate) base_expanded: u64,
+    /// Checkpoints to write, if any ([`super::checkpoint`]).
+    pub(crate) saving: Option<Saving<'a>>,
+}
+
+/// The checkpoints of a run: the plan and what became of it.
+pub(crate) struct Saving<'a> {
+    pub(crate) plan: &'a CheckpointPlan,
+    /// When the last checkpoint was written (or the run started).
+    pub(crate) last: Instant,
+    /// Checkpoints written.
+    pub(crate) written: u64,
+    /// The first failed write.
+    pub(crate) error: Option<String>,
 }
 
 impl<'a> Coordinator<'a> {
@@ -77,6 +93,8 @@ impl<'a> Coordinator<'a> {
             discoveries: vec![None; properties],
             stopped_early: None,
             peak_memory: 0,
+            base_expanded: 0,
+            saving: None,
         }
     }
 
@@ -91,6 +109,7 @@ impl<'a> Coordinator<'a> {
         Decision {
             stop,
             pending: self.discoveries.iter().map(Option::is_none).collect(),
+            save: false,
         }
     }
 
@@ -133,7 +152,7 @@ impl<'a> Coordinator<'a> {
         callback(&Progress {
             generated: self.init_generated + shared.sum(|c| &c.generated),
             distinct,
-            queue: distinct.saturating_sub(shared.sum(|c| &c.expanded)),
+            queue: distinct.saturating_sub(self.base_expanded + shared.sum(|c| &c.expanded)),
             depth: self.level + 1,
             elapsed: now.duration_since(self.start),
         });
@@ -184,7 +203,62 @@ impl<'a> Coordinator<'a> {
             None
         };
         let stop = self.stopped_early.is_some() || level_new == 0;
-        *lock(&shared.decision) = self.decision(stop);
+        let mut decision = self.decision(stop);
+        decision.save = !stop
+            && self
+                .saving
+                .as_ref()
+                .is_some_and(|s| s.last.elapsed() >= s.plan.every);
+        *lock(&shared.decision) = decision;
         self.level += 1;
+    }
+
+    /// Called by worker 0 between the two barriers of a checkpoint phase, when every worker
+    /// has lent its shard ([`ShardSnapshot`]): writes the checkpoint.
+    pub(crate) fn save(&mut self, shared: &Shared) {
+        let guards: Vec<_> = shared.snapshots.iter().map(|m| lock(m)).collect();
+        let snapshots: Vec<&ShardSnapshot> = guards
+            .iter()
+            .map(|g| {
+                g.as_ref().unwrap_or_else(|| {
+                    panic!("[memtx internal bug] a worker lent nothing to the checkpoint")
+                })
+            })
+            .collect();
+        // The tallies of the workers, and of the run before a resume.
+        let mut tally = lock(&shared.coverage).clone();
+        for snapshot in &snapshots {
+            snapshot.tally.clone().merge_into(&mut tally);
+        }
+        let distinct = self.distinct(shared);
+        let generated = self.init_generated + shared.sum(|c| &c.generated);
+        let expanded = self.base_expanded + shared.sum(|c| &c.expanded);
+        let Some(saving) = &mut self.saving else {
+            return;
+        };
+        let data = SaveData {
+            run: &saving.plan.run,
+            shards: &snapshots,
+            discoveries: self
+                .discoveries
+                .iter()
+                .map(|f| f.map(|((key, _), level)| (key, level)))
+                .collect(),
+            states_per_depth: &self.states_per_depth,
+            generated,
+            distinct,
+            expanded,
+            max_depth: self.max_depth,
+            level: self.level,
+            elapsed: self.start.elapsed(),
+            tally: &tally,
+        };
+        match checkpoint::write(&saving.plan.dir, &data) {
+            Ok(()) => saving.written += 1,
+            Err(e) => {
+                saving.error.get_or_insert(e);
+            }
+        }
+        saving.last = Instant::now();
     }
 }

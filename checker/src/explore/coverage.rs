@@ -30,6 +30,7 @@ pub struct CoverageTally {
 }
 
 /// One worker's tally (see the [module documentation](self)).
+#[derive(Clone)]
 ///
 /// Counting is on the hot path (once per attempted step): a step adds one to the counter of
 /// each bit of its set (a few bits, 128 counters in one kilobyte that stays in the L1 cache),
@@ -97,6 +98,28 @@ impl Tally {
             into.first[bit] = into.first[bit].min(self.first[bit]);
         }
         into.seen |= self.seen;
+    }
+
+    /// Per bit: the steps that fired it and the first step that did (`usize::MAX`: none),
+    /// for a checkpoint.
+    pub(crate) fn raw(&self) -> (&[u64; 128], &[usize; 128]) {
+        (&self.counts, &self.first)
+    }
+
+    /// A tally restored from [`Tally::raw`]'s arrays.
+    pub(crate) fn from_raw(counts: [u64; 128], first: [usize; 128]) -> Tally {
+        let mut seen = 0u128;
+        for bit in 0..128 {
+            if counts[bit] > 0 || first[bit] != usize::MAX {
+                seen |= 1 << bit;
+            }
+        }
+        Tally {
+            counts: Box::new(counts),
+            first: Box::new(first),
+            seen,
+            step: 0,
+        }
     }
 
     /// The bits that fired, in bit order (deterministic).

@@ -48,6 +48,11 @@ impl Frontier {
         &self.bytes[start..self.ends[index]]
     }
 
+    /// The packed bytes of all states back to back, and each state's end offset in them.
+    pub(crate) fn raw(&self) -> (&[u8], &[usize]) {
+        (&self.bytes, &self.ends)
+    }
+
     /// Removes every state, keeping the allocations.
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();

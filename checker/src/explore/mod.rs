@@ -171,6 +171,7 @@
 //! level's states, which will move in); states that find it full are counted in
 //! `dropped_states`.
 
+pub mod checkpoint;
 mod coordinator;
 mod coverage;
 mod frontier;
@@ -183,6 +184,7 @@ mod shard;
 mod sync;
 mod visited;
 
+pub use checkpoint::{load, Checkpoint, CheckpointPlan};
 pub use coverage::{CoverageProbe, CoverageTally};
 pub use options::{Canonicalizer, ExploreOptions, Locality, NextStateInto, Trace};
 pub use packed::PackedState;
@@ -241,40 +243,36 @@ where
         return Err(ExploreError::EventuallyUnsupported(p.name));
     }
     let threads = options.threads.max(1);
+    if options.exact && (options.checkpoint.is_some() || options.resume.is_some()) {
+        return Err(ExploreError::Checkpoint(
+            "checkpoints are not supported in exact mode".to_string(),
+        ));
+    }
 
-    // Level 0: the initial states, inserted before any worker starts.
-    let mut shards: Vec<Shard> = (0..threads).map(|_| Shard::new(options.exact)).collect();
-    let mut init_generated = 0u64;
-    let locality = options.locality_in_effect();
-    let mut buffer = Vec::new();
-    for state in model.init_states() {
-        if !model.within_boundary(&state) {
-            continue;
+    let (mut shards, init_generated, init_distinct, restored) = match options.resume {
+        None => {
+            let (shards, generated) = initial_shards(model, options, threads)?;
+            let distinct: u64 = shards.iter().map(Shard::len).sum();
+            (shards, generated, distinct, None)
         }
-        init_generated += 1;
-        let state = match options.symmetry {
-            Some(canonical) => canonical(model, &state),
-            None => state,
-        };
-        buffer.clear();
-        state.pack(&mut buffer);
-        if M::State::unpack(&buffer).as_ref() != Some(&state) {
-            return Err(ExploreError::PackRoundTrip);
+        Some(saved) => {
+            let unpacks = |bytes: &[u8]| M::State::unpack(bytes).is_some();
+            let (shards, found) = checkpoint::restore(
+                saved,
+                threads,
+                options.locality_in_effect(),
+                properties.len(),
+                &unpacks,
+            )
+            .map_err(ExploreError::Checkpoint)?;
+            (
+                shards,
+                saved.generated,
+                saved.distinct,
+                Some((saved, found)),
+            )
         }
-        let fp = fingerprint_packed(&buffer);
-        let shard = &mut shards[owner_of(&buffer, fp, locality, threads)];
-        while shard.needs_growth() {
-            shard.grow();
-        }
-        if shard.insert(fp, NO_PARENT, NO_PARENT_REF, &buffer) == Insert::Full {
-            panic!("[memtx internal bug] no room for an initial state in a growable table");
-        }
-    }
-    for shard in &mut shards {
-        shard.end_level(|_| true);
-        std::mem::swap(&mut shard.current, &mut shard.next);
-    }
-    let init_distinct: u64 = shards.iter().map(Shard::len).sum();
+    };
 
     let limits = Limits {
         finish_when_all_discovered: options.finish_when_all_discovered,
@@ -285,6 +283,11 @@ where
         progress_interval: options.progress_interval,
         interrupt: options.interrupt,
     };
+    // A resumed run's clock starts where the saved run's stopped.
+    let start = match restored {
+        Some((saved, _)) => start.checked_sub(saved.elapsed).unwrap_or(start),
+        None => start,
+    };
     let mut coordinator = Coordinator::new(
         limits,
         start,
@@ -292,13 +295,38 @@ where
         init_distinct,
         properties.len(),
     );
+    coordinator.saving = options.checkpoint.map(|plan| coordinator::Saving {
+        plan,
+        last: Instant::now(),
+        written: 0,
+        error: None,
+    });
+    if let Some((saved, found)) = &restored {
+        coordinator.level = saved.level();
+        coordinator.states_per_depth = saved.states_per_depth().to_vec();
+        coordinator.max_depth = saved.max_depth;
+        coordinator.discoveries.clone_from(found);
+        coordinator.base_expanded = saved.expanded;
+    }
     let shared = Shared::new(
         threads,
         options.max_memory_bytes,
         coordinator.decision(false),
     );
+    if let Some((saved, _)) = &restored {
+        *sync::lock(&shared.coverage) = saved.tally.clone();
+    }
 
-    if init_distinct > 0 && coordinator.beyond_depth(0) {
+    if restored.is_some() {
+        shards = run_workers(
+            model,
+            &properties,
+            options,
+            &shared,
+            shards,
+            &mut coordinator,
+        );
+    } else if init_distinct > 0 && coordinator.beyond_depth(0) {
         coordinator.max_depth = 1;
         coordinator.stopped_early = Some(StopReason::MaxDepth);
     } else if init_distinct > 0 {
@@ -318,13 +346,16 @@ where
         unique_states, counted,
         "[memtx internal bug] parent logs hold {unique_states} states, counters say {counted}"
     );
-    for shard in &shards {
-        assert_eq!(
-            shard.table.len() as u64,
-            shard.len(),
-            "[memtx internal bug] a visited table and its parent log disagree"
-        );
-    }
+    let restored_keys = shards
+        .first()
+        .and_then(|s| s.restored.as_ref())
+        .map_or(0, |t| t.len() as u64);
+    let table_keys: u64 = shards.iter().map(|s| s.table.len() as u64).sum();
+    assert_eq!(
+        table_keys + restored_keys,
+        unique_states,
+        "[memtx internal bug] the visited tables and the parent logs disagree"
+    );
     let total_states = init_generated + shared.sum(|c| &c.generated);
 
     let tables: Vec<&VisitedTable> = shards.iter().map(|s| &s.table).collect();
@@ -359,7 +390,11 @@ where
         });
     }
 
-    let visited_bytes: u64 = shards.iter().map(|s| s.table.bytes()).sum();
+    let visited_bytes: u64 = shards.iter().map(|s| s.table.bytes()).sum::<u64>()
+        + shards
+            .first()
+            .and_then(|s| s.restored.as_ref())
+            .map_or(0, |t| t.bytes());
     let parent_log_bytes: u64 = shards.iter().map(|s| s.log.bytes()).sum();
     let level_scratch_bytes: u64 = shards
         .iter()
@@ -406,7 +441,55 @@ where
         threads,
         exact: options.exact,
         symmetry: options.symmetry.is_some(),
+        resumed_from_level: restored.map(|(saved, _)| saved.level()),
+        checkpoints_written: coordinator.saving.as_ref().map_or(0, |s| s.written),
+        checkpoint_error: coordinator.saving.and_then(|s| s.error),
     })
+}
+
+/// Level 0: the initial states (within the boundary, canonicalized), inserted into their
+/// owners' shards and closed as the first level; also returns how many were generated.
+fn initial_shards<M>(
+    model: &M,
+    options: &ExploreOptions<'_, M>,
+    threads: usize,
+) -> Result<(Vec<Shard>, u64), ExploreError>
+where
+    M: Model,
+    M::State: Hash + Clone + Eq + PackedState,
+{
+    let mut shards: Vec<Shard> = (0..threads).map(|_| Shard::new(options.exact)).collect();
+    let mut init_generated = 0u64;
+    let locality = options.locality_in_effect();
+    let mut buffer = Vec::new();
+    for state in model.init_states() {
+        if !model.within_boundary(&state) {
+            continue;
+        }
+        init_generated += 1;
+        let state = match options.symmetry {
+            Some(canonical) => canonical(model, &state),
+            None => state,
+        };
+        buffer.clear();
+        state.pack(&mut buffer);
+        if M::State::unpack(&buffer).as_ref() != Some(&state) {
+            return Err(ExploreError::PackRoundTrip);
+        }
+        let fp = fingerprint_packed(&buffer);
+        let shard = &mut shards[owner_of(&buffer, fp, locality, threads)];
+        while shard.needs_growth() {
+            shard.grow();
+        }
+        if shard.insert(fp, NO_PARENT, NO_PARENT_REF, &buffer) == Insert::Full {
+            panic!("[memtx internal bug] no room for an initial state in a growable table");
+        }
+    }
+    for shard in &mut shards {
+        shard.end_level(|_| true);
+        std::mem::swap(&mut shard.current, &mut shard.next);
+    }
+    Ok((shards, init_generated))
 }
 
 /// Runs one worker per shard (worker 0 on the calling thread, with the coordinator) until
@@ -424,6 +507,7 @@ where
     M::State: Hash + Clone + PackedState,
 {
     let threads = shards.len();
+    let first_level = coordinator.level;
     let (senders, inboxes): (Vec<_>, Vec<_>) = (0..threads).map(|_| mpsc::channel::<Msg>()).unzip();
     let context = || Context {
         model,
@@ -456,7 +540,8 @@ where
                         let (shard, inbox) = slot.take().unwrap_or_else(|| {
                             panic!("[memtx internal bug] worker {id} started twice")
                         });
-                        Worker::new(id, context(), senders.clone(), inbox, shard).run(None)
+                        Worker::new(id, context(), senders.clone(), inbox, shard, first_level)
+                            .run(None)
                     })
                 })
             })
@@ -466,7 +551,8 @@ where
             let (shard, inbox) = slot
                 .take()
                 .unwrap_or_else(|| panic!("[memtx internal bug] worker 0 started twice"));
-            Worker::new(0, context(), senders.clone(), inbox, shard).run(Some(&mut *coordinator))
+            Worker::new(0, context(), senders.clone(), inbox, shard, first_level)
+                .run(Some(&mut *coordinator))
         })];
         for handle in handles {
             results.push(handle.join().unwrap_or_else(Err));

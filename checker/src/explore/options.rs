@@ -1,6 +1,7 @@
 //! The parameters of an exploration: [`ExploreOptions`], and the type aliases
 //! [`Canonicalizer`], [`NextStateInto`], [`Locality`] and [`Trace`].
 
+use super::checkpoint::{Checkpoint, CheckpointPlan};
 use super::coverage::CoverageProbe;
 use super::report::Progress;
 use stateright::Model;
@@ -63,6 +64,10 @@ pub struct ExploreOptions<'a, M: Model> {
     /// waiting): once it reads `true` the run stops as [`super::StopReason::Interrupted`].
     /// A signal handler sets it; see [`ExploreOptions::interrupt`].
     pub interrupt: Option<&'static AtomicBool>,
+    /// Write checkpoints at level boundaries; see [`ExploreOptions::checkpoint`].
+    pub checkpoint: Option<&'a CheckpointPlan>,
+    /// Continue the run saved in this checkpoint; see [`ExploreOptions::resume_from`].
+    pub resume: Option<&'a Checkpoint>,
 }
 
 impl<M: Model> Clone for ExploreOptions<'_, M> {
@@ -81,6 +86,8 @@ impl<M: Model> Clone for ExploreOptions<'_, M> {
             progress_interval: self.progress_interval,
             coverage: self.coverage,
             interrupt: self.interrupt,
+            checkpoint: self.checkpoint,
+            resume: self.resume,
         }
     }
 }
@@ -101,6 +108,8 @@ impl<M: Model> Default for ExploreOptions<'_, M> {
             progress_interval: Duration::from_secs(1),
             coverage: None,
             interrupt: None,
+            checkpoint: None,
+            resume: None,
         }
     }
 }
@@ -231,6 +240,25 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// everything found so far reported as for any early stop.
     pub fn interrupt(mut self, flag: &'static AtomicBool) -> Self {
         self.interrupt = Some(flag);
+        self
+    }
+
+    /// Sets [`ExploreOptions::checkpoint`]: at the first level boundary after `plan.every`
+    /// since the last checkpoint (or the start), if the run continues, the whole state of the
+    /// search is written to `plan.dir` ([`super::checkpoint`]). Not with exact mode
+    /// ([`super::ExploreError::Checkpoint`]).
+    pub fn checkpoint(mut self, plan: &'a CheckpointPlan) -> Self {
+        self.checkpoint = Some(plan);
+        self
+    }
+
+    /// Sets [`ExploreOptions::resume`]: instead of starting from the initial states, continue
+    /// the run saved in `checkpoint` ([`super::load`]), on this run's thread count. The other
+    /// options must be the saved run's (the caller keeps them, e.g. in
+    /// [`CheckpointPlan::run`]); the result is then the uninterrupted run's: counts, levels,
+    /// discoveries and their paths, coverage.
+    pub fn resume_from(mut self, checkpoint: &'a Checkpoint) -> Self {
+        self.resume = Some(checkpoint);
         self
     }
 

@@ -90,13 +90,16 @@ pub(crate) fn parent_ref(index: usize, shard: usize, shards: usize) -> u32 {
         })
 }
 
+/// A closed level's keys and parent references, shared without a copy.
+pub(crate) type SharedLevel = (Arc<[u64]>, Arc<[u32]>);
+
 /// One closed level of one shard: its keys in discovery order and each one's parent
 /// reference. Exact-size slices, so the level takes 12 bytes per state; the keys are shared
 /// (`Arc`) because while the level is expanded other workers may read them (work stealing,
 /// [`super::shard`]).
 struct Level {
     keys: Arc<[u64]>,
-    parents: Box<[u32]>,
+    parents: Arc<[u32]>,
 }
 
 /// One shard's parent log: for every level, the keys of the shard's states of that level
@@ -147,6 +150,29 @@ impl ParentLog {
         });
         self.open_keys.clear();
         self.open_parents.clear();
+    }
+
+    /// Appends a closed level given whole (a level restored from a checkpoint,
+    /// [`super::checkpoint`]); the open level must be empty.
+    pub(crate) fn push_closed_level(&mut self, keys: Vec<u64>, parents: Vec<u32>) {
+        assert!(
+            self.open_keys.is_empty() && keys.len() == parents.len(),
+            "[memtx internal bug] a restored level with an open level or unequal arrays"
+        );
+        self.closed += keys.len() as u64;
+        self.levels.push(Level {
+            keys: keys.into(),
+            parents: parents.into(),
+        });
+    }
+
+    /// The closed levels, shared (no copy): per level its keys and parent references, for
+    /// writing a checkpoint.
+    pub(crate) fn closed_levels(&self) -> Vec<SharedLevel> {
+        self.levels
+            .iter()
+            .map(|l| (Arc::clone(&l.keys), Arc::clone(&l.parents)))
+            .collect()
     }
 
     /// Number of states in the closed levels.

@@ -199,6 +199,13 @@ pub struct ExploreReport<State, Action> {
     pub exact: bool,
     /// Whether a symmetry canonicalizer was applied.
     pub symmetry: bool,
+    /// For a resumed run: the 0-based level the checkpoint's frontier was, where this run
+    /// started expanding ([`super::ExploreOptions::resume_from`]).
+    pub resumed_from_level: Option<usize>,
+    /// Checkpoints this run wrote.
+    pub checkpoints_written: u64,
+    /// The first checkpoint that could not be written, if any (the run went on).
+    pub checkpoint_error: Option<String>,
 }
 
 impl<State, Action> ExploreReport<State, Action> {
@@ -271,6 +278,8 @@ pub enum ExploreError {
         /// The step (0 = choosing the initial state) that failed.
         step: usize,
     },
+    /// Checkpoints were asked for in exact mode, or a checkpoint does not fit the model.
+    Checkpoint(String),
 }
 
 impl fmt::Display for ExploreError {
@@ -289,6 +298,7 @@ impl fmt::Display for ExploreError {
                 "could not replay the discovery path of {property:?} at step {step}: the model \
                  is not deterministic or the symmetry canonicalizer is not a symmetry of it"
             ),
+            ExploreError::Checkpoint(what) => f.write_str(what),
         }
     }
 }

@@ -69,6 +69,7 @@
 //! With one thread the same code runs on the calling thread: every successor belongs to
 //! shard 0 and every batch is absorbed locally.
 
+use super::checkpoint::ShardSnapshot;
 use super::coordinator::{Coordinator, Sighting};
 use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD_HEADER};
 use super::packed::PackedState;
@@ -171,6 +172,13 @@ pub(crate) struct Shard {
     fresh_hits: u64,
     /// Size of this shard's part of the last closed level.
     previous_level: usize,
+    /// After a resume: the keys of the levels before the checkpoint's frontier, shared
+    /// read-only by every shard (their owners for the new thread count cannot be known
+    /// without their packed bytes, which a checkpoint does not keep; see
+    /// [`super::checkpoint`]).
+    pub(crate) restored: Option<Arc<VisitedTable>>,
+    /// Whether [`Shard::bytes`] counts the restored table (shard 0 does, once for all).
+    pub(crate) counts_restored: bool,
 }
 
 impl Shard {
@@ -188,12 +196,19 @@ impl Shard {
             old_hits: 0,
             fresh_hits: 0,
             previous_level: 0,
+            restored: None,
+            counts_restored: false,
         }
     }
 
     /// Bytes held by the tables, the parent log and both frontiers.
     pub(crate) fn bytes(&self) -> u64 {
-        self.table.bytes()
+        let restored = match &self.restored {
+            Some(table) if self.counts_restored => table.bytes(),
+            _ => 0,
+        };
+        restored
+            + self.table.bytes()
             + self.fresh.bytes()
             + self.log.bytes()
             + self.log.staging_bytes()
@@ -251,6 +266,15 @@ impl Shard {
     pub(crate) fn prefetch(&self, fp: u64) {
         self.fresh.prefetch(fp);
         self.table.prefetch(fp);
+        if let Some(restored) = &self.restored {
+            restored.prefetch(fp);
+        }
+    }
+
+    /// Whether `fp` is a key of a closed level (this shard's, or a restored one).
+    #[inline(always)]
+    fn is_old(&self, fp: u64) -> bool {
+        self.table.contains(fp) || self.restored.as_ref().is_some_and(|r| r.contains(fp))
     }
 
     /// Inserts a state with fingerprint `fp` and packed form `bytes`, reached from the
@@ -263,7 +287,7 @@ impl Shard {
         if self.exact {
             return self.insert_exact(fp, parent, parent_ref, bytes);
         }
-        if !self.fresh_first && self.table.contains(fp) {
+        if !self.fresh_first && self.is_old(fp) {
             self.old_hits += 1;
             return Insert::Known;
         }
@@ -274,7 +298,7 @@ impl Shard {
                 Insert::Known
             }
             Probe::Vacant(slot) => {
-                if self.fresh_first && self.table.contains(fp) {
+                if self.fresh_first && self.is_old(fp) {
                     self.old_hits += 1;
                     return Insert::Known;
                 }
@@ -461,6 +485,7 @@ where
         senders: Vec<Sender<Msg>>,
         inbox: Receiver<Msg>,
         shard: Shard,
+        level: usize,
     ) -> Self {
         let threads = cx.shared.threads;
         let properties = cx.properties.len();
@@ -488,7 +513,7 @@ where
             dropped: 0,
             growth_refused: false,
             tally: super::coverage::Tally::default(),
-            level: 0,
+            level,
         }
     }
 
@@ -523,12 +548,38 @@ where
                 std::mem::take(&mut self.tally).merge_into(&mut lock(&self.cx.shared.coverage));
                 return Ok(self.shard);
             }
+            if decision.save {
+                self.save(coordinator.as_deref_mut())?;
+            }
             self.level += 1;
             pending = decision.pending;
             std::mem::swap(&mut self.shard.current, &mut self.shard.next);
             self.shard.next.clear();
             self.discoveries.iter_mut().for_each(|d| *d = None);
         }
+    }
+
+    /// The checkpoint phase of a level boundary ([`super::checkpoint`]): every worker lends
+    /// its closed levels (shared, no copy), the level just closed (its next frontier) and a
+    /// copy of its coverage tally; worker 0 writes them between two barriers, while the
+    /// others wait; then every worker takes its frontier back.
+    fn save(&mut self, coordinator: Option<&mut Coordinator<'_>>) -> Result<(), Poisoned> {
+        let shared = self.cx.shared;
+        *lock(&shared.snapshots[self.id]) = Some(ShardSnapshot {
+            levels: self.shard.log.closed_levels(),
+            frontier: std::mem::take(&mut self.shard.next),
+            tally: self.tally.clone(),
+        });
+        shared.barrier.wait()?;
+        if let Some(c) = coordinator {
+            c.save(shared);
+        }
+        shared.barrier.wait()?;
+        match lock(&shared.snapshots[self.id]).take() {
+            Some(snapshot) => self.shard.next = snapshot.frontier,
+            None => panic!("[memtx internal bug] a worker's checkpoint share was taken"),
+        }
+        Ok(())
     }
 
     fn expand_level(

@@ -103,6 +103,8 @@ pub(crate) struct Decision {
     pub(crate) stop: bool,
     /// Per property: still to be evaluated on the next level (no discovery yet).
     pub(crate) pending: Vec<bool>,
+    /// Write a checkpoint before expanding the next level ([`super::checkpoint`]).
+    pub(crate) save: bool,
 }
 
 /// One worker's share of the level being expanded, readable by every worker: the states
@@ -154,6 +156,8 @@ pub(crate) struct Shared {
     pub(crate) parts: Vec<Mutex<Option<Arc<Part>>>>,
     /// The workers' coverage tallies, merged as each worker finishes.
     pub(crate) coverage: Mutex<super::coverage::Tally>,
+    /// Per worker: what it lends to the checkpoint being written (between two barriers).
+    pub(crate) snapshots: Vec<Mutex<Option<super::checkpoint::ShardSnapshot>>>,
 }
 
 impl Shared {
@@ -171,6 +175,7 @@ impl Shared {
             decision: Mutex::new(decision),
             parts: (0..threads).map(|_| Mutex::new(None)).collect(),
             coverage: Mutex::new(super::coverage::Tally::default()),
+            snapshots: (0..threads).map(|_| Mutex::new(None)).collect(),
         }
     }
 

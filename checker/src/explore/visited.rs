@@ -254,6 +254,23 @@ impl VisitedTable {
         Self::with_buckets(INITIAL_BUCKETS, exact)
     }
 
+    /// An empty fingerprint-mode table sized to take `keys` keys without growing (a table
+    /// restored from a checkpoint, [`super::checkpoint`]).
+    pub(crate) fn for_keys(keys: usize) -> Self {
+        // Seven eighths of 8 slots a bucket: 7 keys a bucket below the growth threshold.
+        let buckets = keys / 7 + 2;
+        Self::with_buckets(buckets.max(INITIAL_BUCKETS), false)
+    }
+
+    /// Adds a key known to be absent, growing the table first if it is at its growth
+    /// threshold.
+    pub(crate) fn add_growing(&mut self, key: u64) {
+        if self.len + 1 >= self.grow_at {
+            self.grow();
+        }
+        self.add(key);
+    }
+
     fn with_buckets(buckets: usize, exact: bool) -> Self {
         let slots = buckets * SLOTS;
         VisitedTable {

@@ -265,6 +265,11 @@ pub struct RunReport {
     /// Whether the run visited every reachable state within its bounds.
     #[serde(default)]
     pub complete: bool,
+    /// For a run finished by `memtx resume`: the 0-based level of the checkpoint it resumed
+    /// from (the first level it expanded). Its counts, levels, verdicts, coverage and
+    /// counterexamples are those of the uninterrupted run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_from_level: Option<usize>,
 }
 
 fn default_outcome() -> Outcome {
@@ -430,7 +435,7 @@ impl RunReport {
             }
         );
         let _ = writeln!(s, "| | |\n|---|---|");
-        let rows: Vec<(&str, String)> = vec![
+        let mut rows: Vec<(&str, String)> = vec![
             ("tool", self.tool.clone()),
             ("command", format!("`{}`", self.command)),
             ("engine", self.engine.clone()),
@@ -482,6 +487,15 @@ impl RunReport {
                 ),
             ),
         ];
+        if let Some(level) = self.resumed_from_level {
+            rows.insert(
+                2,
+                (
+                    "resumed",
+                    format!("from a checkpoint at level {level} (the result is the uninterrupted run's)"),
+                ),
+            );
+        }
         for (k, v) in rows {
             let _ = writeln!(s, "| {k} | {} |", escape(&v));
         }
