@@ -141,6 +141,8 @@ fn present(result: &RunReport, how: &Presentation<'_>) -> Result<u8, UserError> 
             .unwrap_or_else(|| format!("{}-{}", result.config.preset, result.variant.name()));
         result.write_json(&dir.join(format!("{name}.json")))?;
         result.write_markdown(&dir.join(format!("{name}.md")))?;
+        result.write_html(&dir.join(format!("{name}.html")))?;
+        result.write_html(&dir.join("index.html"))?;
     }
     if how.json {
         println!("{}", result.to_json_string());
@@ -428,10 +430,35 @@ pub fn run_and_report(
 ) -> Result<RunReport, UserError> {
     let model = MemTx::with_properties(cfg.clone(), selected.to_vec());
     let sink = ProgressSink::new();
-    let update = |p: &crate::explore::Progress| sink.update(p);
+    let samples = std::sync::Mutex::new(Vec::new());
+    let update = |p: &crate::explore::Progress| {
+        sink.update(p);
+        if let Ok(mut s) = samples.lock() {
+            s.push(crate::report::Sample {
+                seconds: p.elapsed.as_secs_f64(),
+                distinct: p.distinct,
+                generated: p.generated,
+                memory_bytes: p.memory,
+            });
+        }
+    };
     let outcome =
         run(&model, opts, Some(&update)).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
     sink.finish();
+    let mut samples = samples.into_inner().unwrap_or_default();
+    samples.push(crate::report::Sample {
+        seconds: outcome.elapsed.as_secs_f64(),
+        distinct: outcome.unique,
+        generated: outcome.total,
+        // What the explorer held at the end: its tables' bytes per state times the states.
+        memory_bytes: match (
+            outcome.visited_bytes_per_state,
+            outcome.parent_log_bytes_per_state,
+        ) {
+            (Some(v), Some(p)) => ((v + p) * outcome.unique as f64) as u64,
+            _ => samples.last().map_or(0, |s| s.memory_bytes),
+        },
+    });
     if let Some(error) = &outcome.checkpoint_error {
         eprintln!("memtx: warning: {error}; the run went on without checkpoints");
     }
@@ -455,6 +482,7 @@ pub fn run_and_report(
         peak_memory_bytes: outcome.peak_rss,
         collision_probability: outcome.collision_probability,
         symmetry: opts.symmetry,
+        samples,
         symmetry_group: opts.symmetry.then(|| model.symmetry.describe()),
         threads: opts.threads,
         exact: opts.exact,

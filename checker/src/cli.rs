@@ -41,6 +41,33 @@ pub enum Command {
     Reference(ReferenceArgs),
     /// Check every preset of the suite and the union of their rule coverage.
     Suite(SuiteArgs),
+    /// Serve stateright's web Explorer over the model (127.0.0.1 only unless --bind).
+    Explore(ExploreArgs),
+}
+
+/// `memtx explore`.
+#[derive(Args, Debug, Clone)]
+pub struct ExploreArgs {
+    /// Preset whose configuration the Explorer walks.
+    #[arg(long, default_value = "quick")]
+    pub preset: String,
+    /// Protocol variant.
+    #[arg(long, default_value = "memtx")]
+    pub variant: String,
+    /// Port to listen on.
+    #[arg(long, default_value_t = 3000)]
+    pub port: u16,
+    /// Loopback address to listen on (127.0.0.1 or ::1); any other address is refused
+    /// unless given with --bind.
+    #[arg(long, value_name = "IP", conflicts_with = "bind")]
+    pub address: Option<String>,
+    /// Listen on this address instead of 127.0.0.1 (a warning is printed for any address
+    /// that is not loopback: anyone who can reach it can drive the checker).
+    #[arg(long, value_name = "IP")]
+    pub bind: Option<String>,
+    /// Print the URL that opens the Explorer at this trace's last state.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 /// `memtx suite`.
@@ -223,6 +250,10 @@ pub struct ReplayArgs {
     /// atomically.
     #[arg(long, value_name = "OUT")]
     pub write_states: Option<PathBuf>,
+    /// Also draw the trace as a self-contained HTML page (each step's action, changes,
+    /// failing invariants and the records' DAG) into this file.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<PathBuf>,
     /// Refuse a trace file larger than this (e.g. 64M, 1.5G; default 64M).
     #[arg(long, value_name = "SIZE")]
     pub max_input_size: Option<String>,

@@ -220,7 +220,7 @@ fn run_fast(
         o = o.max_memory_bytes(m);
     }
     if let Some(p) = progress {
-        o = o.progress(p, Duration::from_secs(2));
+        o = o.progress(p, Duration::from_millis(200));
     }
     if let Some(plan) = &opts.checkpoint {
         o = o.checkpoint(plan);

@@ -42,6 +42,7 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
         Command::Replay(args) => memtx_checker::trace::command::replay_command(&args),
         Command::Bench(args) => memtx_checker::benching::bench_command(&args),
         Command::Reference(args) => memtx_checker::reference::reference_command(&args),
+        Command::Explore(args) => memtx_checker::cmd::explore::explore_command(&args),
         Command::Suite(args) => memtx_checker::suite::suite_command(&args, line),
     }
 }

@@ -170,15 +170,17 @@ impl SuiteReport {
             "(ok: invariant holds; yes: example reached; ·: example not required of this preset)"
         );
         let _ = writeln!(out, "union: {}", self.union.summary_line());
-        if self.passed() {
-            let _ = writeln!(
-                out,
-                "result: PASS (every invariant holds on every preset, every example and every rule is exercised)"
-            );
-        } else {
-            let _ = writeln!(out, "result: FAIL ({})", self.failures.join("; "));
-        }
+        let _ = writeln!(out, "{}", self.result_line());
         out
+    }
+
+    /// `result: PASS (…)` or `result: FAIL (what failed)`.
+    pub fn result_line(&self) -> String {
+        if self.passed() {
+            "result: PASS (every invariant holds on every preset, every example and every rule is exercised)".into()
+        } else {
+            format!("result: FAIL ({})", self.failures.join("; "))
+        }
     }
 
     /// The suite as Markdown (`--report DIR` writes it as `suite.md`).
@@ -248,7 +250,12 @@ pub fn suite_command(args: &SuiteArgs, command: &str) -> Result<u8, UserError> {
             let name = format!("{}-memtx", r.config.preset);
             r.write_json(&dir.join(format!("{name}.json")))?;
             r.write_markdown(&dir.join(format!("{name}.md")))?;
+            r.write_html(&dir.join(format!("{name}.html")))?;
         }
+        crate::fsutil::write_atomic(
+            &dir.join("index.html"),
+            crate::report::html::suite_page(&report).as_bytes(),
+        )?;
         crate::fsutil::write_atomic(&dir.join("suite.md"), report.to_markdown().as_bytes())?;
         crate::fsutil::write_atomic(
             &dir.join("suite.json"),

@@ -54,6 +54,7 @@ fn report(variant: Variant, broken: &[&str]) -> RunReport {
         threads: 2,
         exact: false,
         symmetry_group: None,
+        samples: Vec::new(),
         visited_bytes_per_state: Some(16.0),
         parent_log_bytes_per_state: Some(12.0),
         coverage: Coverage::Exhaustive,

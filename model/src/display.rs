@@ -6,7 +6,8 @@ use crate::record::{Kind, Record, FOREVER};
 use crate::state::State;
 use std::fmt::{self, Write};
 
-fn kind(k: Kind) -> &'static str {
+/// The short name of a record kind: `Belief`, `Summary`, `Profile`, `Tool(rev)`, `Tool(irr)`.
+pub fn kind(k: Kind) -> &'static str {
     match k {
         Kind::Belief => "Belief",
         Kind::Summary => "Summary",

@@ -155,6 +155,7 @@ impl<'a> Coordinator<'a> {
             queue: distinct.saturating_sub(self.base_expanded + shared.sum(|c| &c.expanded)),
             depth: self.level + 1,
             elapsed: now.duration_since(self.start),
+            memory,
         });
     }
 

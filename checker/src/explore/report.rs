@@ -79,6 +79,8 @@ pub struct Progress {
     pub depth: usize,
     /// Time since the exploration started.
     pub elapsed: Duration,
+    /// Bytes the engine holds (visited tables, parent logs, frontiers, batches).
+    pub memory: u64,
 }
 
 /// A state where a property's discovery condition holds, with the shortest path to it.

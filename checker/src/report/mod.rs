@@ -16,6 +16,9 @@
 //! preset × variant, so that CI notices when a change to the model or to an engine changes what is
 //! explored ([`Manifest::compare`] lists the drifts), as the tlaplus/Examples repository does.
 
+pub mod dag;
+pub mod html;
+pub mod plot;
 pub mod rule_coverage;
 
 pub use rule_coverage::RuleCoverage;
@@ -173,6 +176,19 @@ impl PropertyOutcome {
     }
 }
 
+/// One progress sample of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Seconds since the run started.
+    pub seconds: f64,
+    /// Distinct states so far.
+    pub distinct: u64,
+    /// States generated so far, repeats included.
+    pub generated: u64,
+    /// Bytes the explorer held.
+    pub memory_bytes: u64,
+}
+
 /// What a run establishes as a whole: the `result` of `--json` and the exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -232,6 +248,10 @@ pub struct RunReport {
     pub collision_probability: Option<f64>,
     /// Whether symmetry reduction was on.
     pub symmetry: bool,
+    /// Progress samples taken during the run (about every 200 ms, and at the end): what the
+    /// HTML report plots over time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Sample>,
     /// With symmetry: the renamings applied (agents, values within slots, interchangeable
     /// sources) and the group's order, e.g. `agents (2), values within each of 1 slot(s)
     /// (2): 4 renamings`.
@@ -392,6 +412,22 @@ impl RunReport {
             }
         }
         out
+    }
+
+    /// Writes the HTML page ([`html::run_page`]) atomically, its trace links relative to the
+    /// file's directory, drawing each counterexample from its saved trace (read from the path
+    /// the report names, relative to where the check ran).
+    pub fn write_html(&self, path: &Path) -> Result<(), UserError> {
+        let mut traces = Vec::new();
+        for p in &self.properties {
+            if let (Verdict::Violated, Some(t)) = (p.verdict, &p.trace) {
+                if let Ok(trace) = crate::trace::Trace::read(Path::new(t)) {
+                    traces.push((p.key.clone(), trace));
+                }
+            }
+        }
+        let page = html::run_page(&self.relocated(path), &traces);
+        write_atomic(path, page.as_bytes())
     }
 
     /// Reads a JSON report written by [`RunReport::write_json`].
@@ -715,7 +751,7 @@ pub fn config_markdown(cfg: &Config) -> String {
 }
 
 /// The enumerated domain choices, one row each: what "exhaustive" covers.
-fn domain_rows(d: &Domain) -> Vec<(&'static str, String)> {
+pub(crate) fn domain_rows(d: &Domain) -> Vec<(&'static str, String)> {
     let writes: Vec<String> = d.writes.iter().map(write_shape).collect();
     let validities: Vec<&str> = d.validities.iter().map(validity_shape).collect();
     vec![

@@ -50,7 +50,14 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
             }
         })?;
     }
+    if let Some(out) = &args.html {
+        crate::fsutil::check_writable_file(out, "--html")?;
+    }
     let report = replay(&trace, variant)?;
+    if let Some(out) = &args.html {
+        let page = crate::report::html::trace_page(&trace, &args.trace.display().to_string());
+        crate::fsutil::write_atomic(out, page.as_bytes())?;
+    }
     if let Some(out) = &args.write_states {
         report.completed(&trace).write(out)?;
     }

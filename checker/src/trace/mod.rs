@@ -579,6 +579,23 @@ pub fn step_rows(trace: &Trace) -> Result<Vec<StepRow>, replay::ReplayError> {
         .collect())
 }
 
+/// The records a step changed: added, or with another lifecycle state, reason or effect (the
+/// records [`record_changes`] describes).
+pub fn changed_records(pre: &State, post: &State) -> memtx_model::RecordSet {
+    let mut out = memtx_model::RecordSet::EMPTY;
+    for id in post.ids() {
+        let r = post.record(id);
+        let changed = !pre.exists(id) || {
+            let q = pre.record(id);
+            q.life() != r.life() || q.reason != r.reason || q.effect != r.effect
+        };
+        if changed {
+            out.insert(id);
+        }
+    }
+    out
+}
+
 /// The records whose lifecycle state, reason or effect differ from `pre` to `post`, in one
 /// short line (`—` when none did).
 pub fn record_changes(pre: &State, post: &State) -> String {

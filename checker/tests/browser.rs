@@ -1,0 +1,392 @@
+//! The HTML report, a trace page and the Explorer, opened in a real (headless) Chromium.
+//!
+//! Each test asserts what a person looks for (the verdict, a plot's SVG with its data points,
+//! a counterexample step with its DAG, the Explorer's states after a click) and saves a
+//! screenshot under `target/tmp/browser/`. Without Chromium the tests print why and pass,
+//! unless `MEMTX_REQUIRE_BROWSER` is set, as `.ci/run` sets it after installing Debian's
+//! `chromium` and `chromium-driver`: CI runs them, never skips them.
+//!
+//! The Explorer test drives Chromium through ChromeDriver's W3C WebDriver protocol, spoken
+//! here over plain HTTP (a handful of requests: no client library needed).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn which(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for n in names {
+            let p = dir.join(n);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Chromium, or `None` with the reason printed (a failure when a browser is required).
+fn chromium() -> Option<PathBuf> {
+    let found = which(&["chromium", "chromium-browser", "google-chrome"]);
+    if found.is_none() {
+        assert!(
+            std::env::var_os("MEMTX_REQUIRE_BROWSER").is_none(),
+            "MEMTX_REQUIRE_BROWSER is set but no chromium is on PATH"
+        );
+        eprintln!("skipped: no chromium on PATH (install Debian's chromium to run this test)");
+    }
+    found
+}
+
+fn shots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("memtx-browser-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn headless(chromium: &Path) -> Command {
+    let mut c = Command::new(chromium);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--virtual-time-budget=5000",
+    ]);
+    c
+}
+
+/// The DOM of `url` after it rendered, and a screenshot of it saved as `shot`.
+fn render(chromium: &Path, url: &str, shot: &str) -> String {
+    let out = headless(chromium)
+        .arg("--dump-dom")
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = shots().join(shot);
+    let status = headless(chromium)
+        .arg("--window-size=1200,3000")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    assert!(status.status.success());
+    assert!(
+        std::fs::metadata(&png)
+            .map(|m| m.len() > 10_000)
+            .unwrap_or(false),
+        "no screenshot at {}",
+        png.display()
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn memtx(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(args)
+        .current_dir(dir)
+        .env("CI", "true")
+        .output()
+        .expect("memtx runs")
+}
+
+/// The run's page of the no-cascade check: the verdict names I2, the plots are SVG with
+/// their data points, the counterexample's last step is drawn with the retracted belief and
+/// the view the cascade missed, and never-exercised rules are marked.
+#[test]
+fn the_run_report_renders_its_verdict_plots_and_drawn_counterexample() {
+    let Some(chromium) = chromium() else { return };
+    let dir = scratch("report");
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--report",
+            "rep",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let page = dir.join("rep/index.html");
+    let dom = render(
+        &chromium,
+        &format!("file://{}", page.display()),
+        "report-no-cascade.png",
+    );
+    assert!(dom.contains("data-result=\"fail\""), "the verdict banner");
+    assert!(dom.contains("result: FAIL (I2 violated"), "what failed");
+    let plots = &dom[dom.find("class=\"plots\"").expect("the plots")..];
+    assert!(plots.contains("<svg"), "a plot as SVG");
+    assert!(plots.contains("<circle"), "its data points");
+    let cx = &dom[dom.find("id=\"cx-I2\"").expect("the I2 counterexample")..];
+    let last = &cx[cx.find("id=\"step-6\"").expect("its step 6")..];
+    assert!(last.contains("<svg"), "the step's DAG");
+    assert!(last.contains("r0 Belief"), "the retracted belief drawn");
+    assert!(last.contains("Revoked"), "in its lifecycle state");
+    assert!(last.contains("r1 Summary"), "the view the cascade missed");
+    assert!(
+        dom.contains("class=\"never\""),
+        "never-exercised rules marked"
+    );
+}
+
+/// `memtx replay --html` of a scenario file: every step drawn.
+#[test]
+fn a_trace_page_draws_every_step() {
+    let Some(chromium) = chromium() else { return };
+    let dir = scratch("trace");
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions/scenarios/cascade-trap.json");
+    let out = memtx(
+        &[
+            "replay",
+            &scenario.display().to_string(),
+            "--html",
+            "cascade.html",
+        ],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = render(
+        &chromium,
+        &format!("file://{}", dir.join("cascade.html").display()),
+        "trace-cascade-trap.png",
+    );
+    let steps = dom.matches("class=\"step\"").count();
+    assert!(steps >= 5, "{steps} steps drawn");
+    assert!(dom.matches("<svg").count() >= steps - 1, "a DAG per step");
+    assert!(dom.contains("Lifecycle colours"));
+}
+
+/// A free TCP port on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One HTTP/1.1 request to `127.0.0.1:port`; the response body as JSON.
+fn http(port: u16, method: &str, path: &str, body: &serde_json::Value) -> serde_json::Value {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let payload = if method == "GET" || method == "DELETE" {
+        String::new()
+    } else {
+        body.to_string()
+    };
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    )
+    .unwrap();
+    // Read the headers, then exactly Content-Length bytes (ChromeDriver keeps the
+    // connection open whatever the request says).
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte).unwrap() == 0 {
+            break;
+        }
+        raw.push(byte[0]);
+    }
+    let headers = String::from_utf8_lossy(&raw).to_lowercase();
+    let length: usize = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    s.read_exact(&mut body).unwrap();
+    let body = String::from_utf8_lossy(&body);
+    serde_json::from_str(&body).unwrap_or(serde_json::Value::Null)
+}
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `memtx explore` serves the Explorer on 127.0.0.1: the page lists the initial state;
+/// clicking it moves there (the URL follows) and lists the operations enabled in it.
+#[test]
+fn the_explorer_lists_states_and_follows_a_click() {
+    let Some(chromium) = chromium() else { return };
+    let Some(driver) = which(&["chromedriver"]) else {
+        assert!(
+            std::env::var_os("MEMTX_REQUIRE_BROWSER").is_none(),
+            "MEMTX_REQUIRE_BROWSER is set but no chromedriver is on PATH"
+        );
+        eprintln!("skipped: no chromedriver on PATH (install Debian's chromium-driver)");
+        return;
+    };
+    let port = free_port();
+    let _explorer = Killed(
+        Command::new(env!("CARGO_BIN_EXE_memtx"))
+            .args(["explore", "--preset", "quick", "--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_port(port);
+    let wd = free_port();
+    let _driver = Killed(
+        Command::new(driver)
+            .arg(format!("--port={wd}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_port(wd);
+    let session = http(
+        wd,
+        "POST",
+        "/session",
+        &serde_json::json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium.display().to_string(),
+                "args": ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,1600"]
+            }
+        }}}),
+    );
+    let id = session["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no WebDriver session: {session}"))
+        .to_string();
+    let at = |p: &str| format!("/session/{id}{p}");
+    let null = serde_json::Value::Null;
+    http(
+        wd,
+        "POST",
+        &at("/url"),
+        &serde_json::json!({"url": format!("http://127.0.0.1:{port}/")}),
+    );
+    // Wait for the next action choices (rendered by the page's script from /.states).
+    let find_links = || {
+        http(
+            wd,
+            "POST",
+            &at("/elements"),
+            &serde_json::json!({"using": "css selector", "value": "a.font-code[href^='#/steps/']"}),
+        )["value"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut links = find_links();
+    while links.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        links = find_links();
+    }
+    assert!(!links.is_empty(), "the Explorer lists no next states");
+    let source = http(wd, "GET", &at("/source"), &null)["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(source.contains("Init 0"), "the initial state is listed");
+    let element = links[0]
+        .as_object()
+        .and_then(|o| o.values().next())
+        .and_then(|v| v.as_str())
+        .expect("an element reference")
+        .to_string();
+    http(
+        wd,
+        "POST",
+        &at(&format!("/element/{element}/click")),
+        &serde_json::json!({}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut url = String::new();
+    let mut after = String::new();
+    while Instant::now() < deadline {
+        url = http(wd, "GET", &at("/url"), &null)["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        after = http(wd, "GET", &at("/source"), &null)["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if url.contains("#/steps/0") && after.contains("Begin") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        url.contains("#/steps/"),
+        "the click moved to a state: {url}"
+    );
+    let shot = http(wd, "GET", &at("/screenshot"), &null)["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(shot.len() > 1000, "a screenshot");
+    std::fs::write(shots().join("explorer-after-click.png"), base64(&shot)).unwrap();
+    http(wd, "DELETE", &at(""), &null);
+    assert!(after.contains("path-list"), "the path of actions is shown");
+}
+
+/// Decodes standard base64 (WebDriver's screenshot encoding).
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for v in text.bytes().filter_map(value) {
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
