@@ -113,7 +113,7 @@ impl Cluster {
 }
 
 /// What one process of a cluster run did, in [`ClusterReport::processes`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessReport {
     /// Peak resident set size of the process (`VmHWM`), if known.
     pub peak_rss_bytes: Option<u64>,
@@ -126,7 +126,7 @@ pub struct ProcessReport {
 }
 
 /// How a run over timely workers was spread; in [`ExploreReport::cluster`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterReport {
     /// Number of processes.
     pub processes: usize,
@@ -342,7 +342,6 @@ where
     M::State: Hash + Clone + Eq + Send + Sync + PackedState,
     M::Action: Clone + Debug + Send,
 {
-    let start = Instant::now();
     if let Some(p) = model
         .properties()
         .iter()
@@ -365,6 +364,8 @@ where
         .config()
         .try_build()
         .map_err(|e| ExploreError::Cluster(format!("cannot set up the cluster: {e}")))?;
+    // The clock starts once the processes are connected: the report times the search.
+    let start = Instant::now();
     let threads = cluster.threads();
     let results: Vec<std::thread::Result<WorkerResult<M>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = builders
