@@ -57,6 +57,20 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
         || (engine == Engine::Fast
             && !args.no_symmetry
             && memtx_model::presets::symmetric_by_default(&args.preset));
+    let cluster = crate::cluster::cluster_of(args)?;
+    if cluster.is_some()
+        && (engine == Engine::Stateright || args.exact || args.checkpoint.is_some())
+    {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--local and --processes need the fast engine without --exact or --checkpoint: drop those, or run on threads",
+        ));
+    }
+    let engine = if cluster.is_some() {
+        Engine::Timely
+    } else {
+        engine
+    };
     Ok(RunOptions {
         engine,
         threads: args.threads,
@@ -67,6 +81,7 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
         max_depth: args.max_depth,
         checkpoint: None,
         resume: None,
+        cluster,
     })
 }
 
@@ -168,7 +183,15 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
     if let Some(dir) = &args.checkpoint {
         crate::fsutil::check_writable_dir(dir, "--checkpoint")?;
     }
+    if args.local.is_some() {
+        return crate::cluster::run_local(args, command);
+    }
     crate::interrupt::install()?;
+    if args.process.is_some_and(|p| p != 0) {
+        // A cluster member other than process 0 lends its workers; process 0 reports.
+        check_announcing(args, command, &|_| {})?;
+        return Ok(0);
+    }
     let result = check_announcing(args, command, &announcer(args.json))?;
     present(
         &result,
@@ -234,6 +257,7 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
             run: saved.run().clone(),
         }),
         resume: Some(Arc::new(saved)),
+        cluster: None,
     };
     let announce = announcer(args.json);
     announce(&format!(
@@ -502,6 +526,7 @@ pub fn run_and_report(
         result: crate::report::Outcome::Incomplete,
         complete: outcome.stopped_early.is_none(),
         resumed_from_level: outcome.resumed_from_level,
+        cluster: outcome.cluster.clone(),
     }
     .with_outcome())
 }
@@ -574,6 +599,25 @@ pub fn render_text(r: &RunReport) -> String {
     );
     if let Some(group) = r.symmetry_group.as_deref().filter(|_| r.symmetry) {
         out.push_str(&format!("symmetry: {group}; the counts are of orbits\n"));
+    }
+    if let Some(c) = &r.cluster {
+        let rss: Vec<String> = c
+            .per_process
+            .iter()
+            .map(|p| {
+                p.peak_rss_bytes
+                    .map_or("?".to_string(), |b| format!("{}", b >> 20))
+            })
+            .collect();
+        out.push_str(&format!(
+            "timely: {} process(es) x {} worker(s); peak memory per process {} MiB; {} bytes of successor records between processes ({:.1} B per state), {} between workers\n",
+            c.processes,
+            c.threads_per_process,
+            rss.join(", "),
+            c.bytes_to_other_processes,
+            c.bytes_to_other_processes as f64 / (r.unique_states.max(1)) as f64,
+            c.bytes_to_other_workers
+        ));
     }
     if let Some(level) = r.resumed_from_level {
         out.push_str(&format!(

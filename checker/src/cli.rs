@@ -24,6 +24,8 @@ pub struct Cli {
 }
 
 /// The subcommands.
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a bounded exhaustive check and report every property's verdict.
@@ -202,6 +204,20 @@ pub struct CheckArgs {
     /// 1h; 0s saves at every level boundary.
     #[arg(long, value_name = "DURATION")]
     pub checkpoint_every: Option<String>,
+    /// Run over N processes on this machine (loopback), each with --threads timely
+    /// workers; the counts, verdicts and traces are those of one thread.
+    #[arg(long, value_name = "N", conflicts_with_all = ["processes", "process", "hostfile"])]
+    pub local: Option<usize>,
+    /// Run as one process of a cluster of N processes (timely dataflow over TCP); every
+    /// process gets the same command but its --process index; needs --hostfile.
+    #[arg(long, value_name = "N", requires_all = ["process", "hostfile"])]
+    pub processes: Option<usize>,
+    /// This process's index in the cluster, 0 to N-1 (process 0 prints the report).
+    #[arg(long, value_name = "I", requires = "processes")]
+    pub process: Option<usize>,
+    /// The cluster's addresses: one host:port per line, in process order.
+    #[arg(long, value_name = "FILE", requires = "processes")]
+    pub hostfile: Option<PathBuf>,
 }
 
 /// `memtx resume`.

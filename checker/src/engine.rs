@@ -19,6 +19,9 @@ pub enum Engine {
     Fast,
     /// stateright 0.31's `BfsChecker` (the reference).
     Stateright,
+    /// The fast engine's shards owned by timely dataflow workers, in one process or over
+    /// several ([`crate::explore::explore_timely`]); [`RunOptions::cluster`] says where.
+    Timely,
 }
 
 impl Engine {
@@ -27,6 +30,7 @@ impl Engine {
         match self {
             Engine::Fast => "fast",
             Engine::Stateright => "stateright",
+            Engine::Timely => "timely",
         }
     }
 }
@@ -53,6 +57,9 @@ pub struct RunOptions {
     pub checkpoint: Option<crate::explore::CheckpointPlan>,
     /// Continue the run saved in this checkpoint (fast engine).
     pub resume: Option<std::sync::Arc<crate::explore::Checkpoint>>,
+    /// The timely workers of an [`Engine::Timely`] run: this process's place in the cluster
+    /// (or in-process workers).
+    pub cluster: Option<crate::explore::Cluster>,
 }
 
 impl RunOptions {
@@ -98,6 +105,7 @@ impl RunOptions {
             max_depth: None,
             checkpoint: None,
             resume: None,
+            cluster: None,
         }
     }
 }
@@ -138,6 +146,8 @@ pub struct RunOutcome {
     pub resumed_from_level: Option<usize>,
     /// The first checkpoint that could not be written (the run went on without it).
     pub checkpoint_error: Option<String>,
+    /// How a timely run was spread (per-process memory, bytes exchanged).
+    pub cluster: Option<crate::explore::ClusterReport>,
 }
 
 impl PackedState for State {
@@ -167,6 +177,7 @@ pub fn run(
     match opts.engine {
         Engine::Fast => run_fast(model, opts, progress),
         Engine::Stateright => Ok(run_stateright(model, opts)),
+        Engine::Timely => run_timely(model, opts, progress),
     }
 }
 
@@ -194,11 +205,11 @@ pub fn memtx_hooks(symmetry: bool) -> MemtxHooks {
     }
 }
 
-fn run_fast(
-    model: &MemTx,
-    opts: &RunOptions,
-    progress: Option<&(dyn Fn(&Progress) + Sync)>,
-) -> Result<RunOutcome, String> {
+/// The explorer options of a MemTX run (the fast engine's and the timely engine's).
+fn explore_options<'a>(
+    opts: &'a RunOptions,
+    progress: Option<&'a (dyn Fn(&Progress) + Sync)>,
+) -> ExploreOptions<'a, MemTx> {
     let hooks = memtx_hooks(opts.symmetry);
     let mut o: ExploreOptions<'_, MemTx> = ExploreOptions::new()
         .threads(opts.threads)
@@ -228,17 +239,75 @@ fn run_fast(
     if let Some(saved) = &opts.resume {
         o = o.resume_from(saved);
     }
+    o
+}
+
+fn run_fast(
+    model: &MemTx,
+    opts: &RunOptions,
+    progress: Option<&(dyn Fn(&Progress) + Sync)>,
+) -> Result<RunOutcome, String> {
+    let o = explore_options(opts, progress);
     let report = explore::explore(model, &o).map_err(|e| match e {
         explore::ExploreError::Checkpoint(what) => what,
         e => format!("[memtx internal bug] {e}"),
     })?;
+    Ok(outcome(model, opts, Engine::Fast, &report))
+}
+
+/// A run on timely workers ([`Engine::Timely`]). On a process other than the one holding
+/// worker 0, the outcome is empty (no states, no discoveries): that process only lends its
+/// workers, the report is process 0's.
+fn run_timely(
+    model: &MemTx,
+    opts: &RunOptions,
+    progress: Option<&(dyn Fn(&Progress) + Sync)>,
+) -> Result<RunOutcome, String> {
+    let Some(cluster) = &opts.cluster else {
+        return Err("[memtx internal bug] a timely run without a cluster".to_string());
+    };
+    let o = explore_options(opts, progress);
+    let report = explore::explore_timely(model, &o, cluster).map_err(|e| match e {
+        explore::ExploreError::Cluster(what) | explore::ExploreError::Checkpoint(what) => what,
+        e => format!("[memtx internal bug] {e}"),
+    })?;
+    Ok(match report {
+        Some(report) => outcome(model, opts, Engine::Timely, &report),
+        None => RunOutcome {
+            engine: Engine::Timely,
+            unique: 0,
+            total: 0,
+            depth: 0,
+            per_depth: Vec::new(),
+            elapsed: Duration::ZERO,
+            stopped_early: None,
+            discoveries: model.selected.iter().map(|p| (p.key, None)).collect(),
+            peak_rss: None,
+            visited_bytes_per_state: None,
+            parent_log_bytes_per_state: None,
+            collision_probability: None,
+            rule_tallies: None,
+            resumed_from_level: None,
+            checkpoint_error: None,
+            cluster: None,
+        },
+    })
+}
+
+/// The outcome of an explorer run.
+fn outcome(
+    model: &MemTx,
+    opts: &RunOptions,
+    engine: Engine,
+    report: &explore::ExploreReport<State, Op>,
+) -> RunOutcome {
     let discoveries = model
         .selected
         .iter()
         .map(|p| (p.key, report.discovery(p.name).map(|d| d.path.clone())))
         .collect();
-    Ok(RunOutcome {
-        engine: Engine::Fast,
+    RunOutcome {
+        engine,
         unique: report.unique_states,
         total: report.total_states,
         depth: report.max_depth,
@@ -255,7 +324,8 @@ fn run_fast(
         rule_tallies: report.coverage.clone(),
         resumed_from_level: report.resumed_from_level,
         checkpoint_error: report.checkpoint_error.clone(),
-    })
+        cluster: report.cluster.clone(),
+    }
 }
 
 fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
@@ -311,5 +381,6 @@ fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
         rule_tallies: None,
         resumed_from_level: None,
         checkpoint_error: None,
+        cluster: None,
     }
 }

@@ -58,6 +58,8 @@ pub enum ErrorKind {
     ConfigMismatch,
     /// A trace that does not replay (a step not enabled, a recorded state that differs).
     Replay,
+    /// A run over processes (`--local`, `--processes`) could not start or lost a process.
+    Cluster,
 }
 
 /// An error caused by the input, with a one-line message naming the cause and the fix.

@@ -20,6 +20,7 @@ pub mod bench;
 pub mod benching;
 pub mod check;
 pub mod cli;
+pub mod cluster;
 pub mod cmd;
 pub mod engine;
 pub mod error;

@@ -63,6 +63,7 @@ fn report(variant: Variant, broken: &[&str]) -> RunReport {
         result: memtx_checker::report::Outcome::Incomplete,
         complete: true,
         resumed_from_level: None,
+        cluster: None,
     }
     .with_outcome()
 }

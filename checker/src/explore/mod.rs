@@ -182,6 +182,7 @@ mod recent;
 mod report;
 mod shard;
 mod sync;
+pub mod timely;
 mod visited;
 
 pub use checkpoint::{load, Checkpoint, CheckpointPlan};
@@ -193,6 +194,7 @@ pub use report::{
     read_proc_status_bytes, reset_peak_rss, Discovery, ExploreError, ExploreReport, MemoryReport,
     Progress, PropertyReport, StopReason,
 };
+pub use timely::{explore_timely, Cluster, ClusterReport, ProcessReport};
 pub use visited::{fingerprint, fingerprint_packed, fmix64, shard_of};
 
 use coordinator::{Coordinator, Limits};
@@ -444,6 +446,7 @@ where
         resumed_from_level: restored.map(|(saved, _)| saved.level()),
         checkpoints_written: coordinator.saving.as_ref().map_or(0, |s| s.written),
         checkpoint_error: coordinator.saving.and_then(|s| s.error),
+        cluster: None,
     })
 }
 

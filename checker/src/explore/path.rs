@@ -189,7 +189,7 @@ impl ParentLog {
     }
 
     /// The key and parent reference of the `index`-th state of level `level`.
-    fn entry(&self, level: usize, index: usize) -> Option<(u64, u32)> {
+    pub(crate) fn entry(&self, level: usize, index: usize) -> Option<(u64, u32)> {
         let level = self.levels.get(level)?;
         Some((*level.keys.get(index)?, level.parents[index]))
     }
@@ -293,7 +293,23 @@ where
         Some(&key),
         "[memtx internal bug] a discovery's reference does not name its key"
     );
+    replay(model, keyer, &chain, property)
+}
 
+/// Re-executes the key chain `chain` (from an initial state to a discovery of `property`)
+/// into a path, step 2 of the [module documentation](self): the first initial state with
+/// the first key, then at each step the first action whose successor has the next key.
+pub(crate) fn replay<M>(
+    model: &M,
+    keyer: &mut Keyer<'_, M>,
+    chain: &[u64],
+    property: &'static str,
+) -> Result<Trace<M>, ExploreError>
+where
+    M: Model,
+    M::State: Hash + PackedState,
+    M::Action: Clone,
+{
     let replay_error = |step| ExploreError::PathReplay { property, step };
     let mut current = model
         .init_states()

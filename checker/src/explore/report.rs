@@ -208,6 +208,9 @@ pub struct ExploreReport<State, Action> {
     pub checkpoints_written: u64,
     /// The first checkpoint that could not be written, if any (the run went on).
     pub checkpoint_error: Option<String>,
+    /// How the run was spread over timely workers and processes
+    /// ([`super::explore_timely`]); `None` for the threaded engine.
+    pub cluster: Option<super::ClusterReport>,
 }
 
 impl<State, Action> ExploreReport<State, Action> {
@@ -282,6 +285,9 @@ pub enum ExploreError {
     },
     /// Checkpoints were asked for in exact mode, or a checkpoint does not fit the model.
     Checkpoint(String),
+    /// A run over timely workers could not be set up (an unsupported option, a bad
+    /// address), or lost a process ([`super::explore_timely`]).
+    Cluster(String),
 }
 
 impl fmt::Display for ExploreError {
@@ -300,7 +306,7 @@ impl fmt::Display for ExploreError {
                 "could not replay the discovery path of {property:?} at step {step}: the model \
                  is not deterministic or the symmetry canonicalizer is not a symmetry of it"
             ),
-            ExploreError::Checkpoint(what) => f.write_str(what),
+            ExploreError::Checkpoint(what) | ExploreError::Cluster(what) => f.write_str(what),
         }
     }
 }

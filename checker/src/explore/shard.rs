@@ -105,7 +105,7 @@ pub(crate) fn owner_of(bytes: &[u8], fp: u64, locality: Option<Locality>, shards
 }
 
 /// States expanded between two check points.
-const CHUNK: usize = 256;
+pub(crate) const CHUNK: usize = 256;
 /// A batch is handed to its owner once it holds `batch_bytes(threads)` bytes: 128 KiB for up
 /// to 11 threads, then less (at least 4 KiB), so that the `threads²` outgoing batches stay
 /// within about 16 MiB.
@@ -652,17 +652,12 @@ where
         pending: &[bool],
         mut coordinator: Option<&mut Coordinator<'_>>,
     ) -> Result<(), Poisoned> {
-        let threads = self.cx.shared.threads;
         let pending = pending.iter().any(|p| *p).then_some(pending);
         while self.cx.shared.stop_requested().is_none() {
             let Some(chunk) = part.claim(CHUNK) else {
                 break;
             };
-            self.expanded += chunk.len() as u64;
-            for i in chunk {
-                let parent = parent_ref(i, owner, threads);
-                self.expand(part.keys[i], parent, part.frontier.get(i), pending);
-            }
+            self.expand_chunk(part, owner, chunk, pending);
             self.absorb_inbox();
             self.checkpoint(coordinator.as_deref_mut());
             if self.cx.shared.barrier.is_poisoned() {
@@ -670,6 +665,84 @@ where
             }
         }
         Ok(())
+    }
+
+    /// Expands the states `chunk` of `part` (the share of worker `owner`), already claimed.
+    /// `pending` is `None` when no property needs evaluating.
+    pub(crate) fn expand_chunk(
+        &mut self,
+        part: &Part,
+        owner: usize,
+        chunk: std::ops::Range<usize>,
+        pending: Option<&[bool]>,
+    ) {
+        let threads = self.cx.shared.threads;
+        self.expanded += chunk.len() as u64;
+        for i in chunk {
+            let parent = parent_ref(i, owner, threads);
+            self.expand(part.keys[i], parent, part.frontier.get(i), pending);
+        }
+    }
+
+    /// Starts expanding the current level: the share of it this worker owns, to be
+    /// claimed chunk by chunk (the timely engine, [`super::timely`], which has no work
+    /// stealing across processes).
+    pub(crate) fn begin_level(&mut self) -> Part {
+        self.tally.start_level(self.level);
+        Part::new(
+            std::mem::take(&mut self.shard.current),
+            self.shard.log.last_keys(),
+        )
+    }
+
+    /// Hands every outgoing batch over (the timely engine's end of a level's expansion).
+    pub(crate) fn flush_all(&mut self) {
+        for owner in 0..self.outboxes.len() {
+            self.flush(owner);
+        }
+    }
+
+    /// Closes the level once every record of it has been absorbed (the timely engine):
+    /// gives the share back to the shard, closes the level in the shard and publishes the
+    /// counters. Returns this level's smallest-key discovery per property.
+    pub(crate) fn close_level(&mut self, part: Part) -> Vec<Option<Sighting>> {
+        self.shard.current = part.frontier;
+        let shared = self.cx.shared;
+        let refused = self.growth_refused;
+        self.shard
+            .end_level(|extra| !refused && shared.memory_allows(extra));
+        self.publish();
+        std::mem::replace(&mut self.discoveries, vec![None; self.cx.properties.len()])
+    }
+
+    /// Moves on to the next level (the timely engine, after a decision to go on).
+    pub(crate) fn next_level(&mut self) {
+        self.level += 1;
+        std::mem::swap(&mut self.shard.current, &mut self.shard.next);
+        self.shard.next.clear();
+    }
+
+    /// The worker's cumulative counters: generated, new, expanded, dropped, bytes held.
+    pub(crate) fn counters(&self) -> [u64; 5] {
+        [
+            self.generated,
+            self.new,
+            self.expanded,
+            self.dropped,
+            self.memory_bytes(),
+        ]
+    }
+
+    /// Ends the worker (the timely engine): its shard and its coverage tally.
+    pub(crate) fn finish(self) -> (Shard, super::coverage::Tally) {
+        (self.shard, self.tally)
+    }
+
+    /// Forgets the rules fired on this thread before the exploration (see [`Worker::run`]).
+    pub(crate) fn reset_coverage(&self) {
+        if let Some(probe) = self.cx.coverage {
+            probe();
+        }
     }
 
     /// Expands one state (key `key`; `parent` is its reference in its level, the parent
@@ -839,7 +912,7 @@ where
 
     /// Absorbs every batch waiting in the inbox without blocking (a peer that finished its
     /// frontier early may already have sent `Done`, which is counted).
-    fn absorb_inbox(&mut self) {
+    pub(crate) fn absorb_inbox(&mut self) {
         while let Ok(msg) = self.inbox.try_recv() {
             match msg {
                 Msg::Batch(batch) => self.absorb(batch),
@@ -938,7 +1011,7 @@ where
         self.publish_memory();
     }
 
-    fn checkpoint(&mut self, coordinator: Option<&mut Coordinator<'_>>) {
+    pub(crate) fn checkpoint(&mut self, coordinator: Option<&mut Coordinator<'_>>) {
         self.publish();
         if let Some(c) = coordinator {
             c.checkpoint(self.cx.shared);

@@ -290,6 +290,10 @@ pub struct RunReport {
     /// counterexamples are those of the uninterrupted run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_from_level: Option<usize>,
+    /// For a run over timely workers (`--local`, `--processes`): processes, workers per
+    /// process, per-process peak memory and bytes of successor records exchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::explore::ClusterReport>,
 }
 
 fn default_outcome() -> Outcome {

@@ -1,0 +1,353 @@
+//! `memtx check` over processes: `--processes N --process I --hostfile FILE` runs one
+//! process of a cluster ([`cluster_of`]), `--local N` starts N such processes on this
+//! machine over loopback and relays process 0's output ([`run_local`]).
+//!
+//! The exploration itself is [`crate::explore::explore_timely`]; this module only places
+//! the processes and watches them. A process that dies ends the whole run with one line
+//! on stderr and exit code 2: the survivors lose their connection to it and stop
+//! ([`crate::explore::ExploreError::Cluster`]), and `--local` kills whatever is left.
+
+use crate::cli::CheckArgs;
+use crate::error::{ErrorKind, UserError};
+use crate::explore::Cluster;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The environment variable through which `--local` hands its children the command as
+/// the user typed it, so that process 0's report and traces record that command.
+pub const COMMAND_VARIABLE: &str = "MEMTX_LOCAL_COMMAND";
+
+/// Most processes `--local` and `--processes` accept.
+const MAX_PROCESSES: usize = 1024;
+/// How long `--local` waits for process 0 to report a lost peer itself before killing it.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// This process's place in a cluster from `--processes`, `--process` and `--hostfile`
+/// (`None` without `--processes`).
+///
+/// # Errors
+///
+/// A one-line [`UserError`] for an index out of range or a hostfile that cannot be read
+/// or has fewer than N `host:port` lines.
+pub fn cluster_of(args: &CheckArgs) -> Result<Option<Cluster>, UserError> {
+    let Some(processes) = args.processes else {
+        return Ok(None);
+    };
+    if processes == 0 || processes > MAX_PROCESSES {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!("--processes {processes} is out of range: use 1 to {MAX_PROCESSES}"),
+        ));
+    }
+    let process = args.process.unwrap_or(0);
+    if process >= processes {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!(
+                "--process {process} is out of range: use 0 to {}",
+                processes - 1
+            ),
+        ));
+    }
+    let Some(hostfile) = &args.hostfile else {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--processes needs --hostfile FILE (one host:port per line)",
+        ));
+    };
+    let addresses = read_hostfile(hostfile, processes)?;
+    Ok(Some(Cluster::Processes {
+        threads: args.threads,
+        process,
+        addresses,
+    }))
+}
+
+/// The first `processes` addresses of a hostfile (blank lines and `#` comments skipped).
+fn read_hostfile(path: &Path, processes: usize) -> Result<Vec<String>, UserError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UserError::new(
+            ErrorKind::Io,
+            format!("cannot read --hostfile {}: {e}", path.display()),
+        )
+    })?;
+    let addresses: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .take(processes)
+        .map(str::to_string)
+        .collect();
+    if addresses.len() < processes {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!(
+                "--hostfile {} has {} address(es), --processes asks for {processes}",
+                path.display(),
+                addresses.len()
+            ),
+        ));
+    }
+    if let Some(bad) = addresses.iter().find(|a| a.rsplit_once(':').is_none()) {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!("--hostfile {}: {bad:?} is not host:port", path.display()),
+        ));
+    }
+    Ok(addresses)
+}
+
+/// Free loopback ports (bound and released; another program could take one meanwhile, in
+/// which case process setup fails with a one-line error).
+fn free_ports(n: usize) -> Result<Vec<u16>, UserError> {
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| UserError::new(ErrorKind::Cluster, format!("no free loopback port: {e}")))?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| UserError::new(ErrorKind::Cluster, format!("no free loopback port: {e}")))
+}
+
+/// This command's arguments without `--local N`.
+fn arguments_without_local() -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut args = std::env::args_os().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--local" {
+            args.next();
+            continue;
+        }
+        if arg.to_str().is_some_and(|a| a.starts_with("--local=")) {
+            continue;
+        }
+        out.push(arg);
+    }
+    out
+}
+
+/// A child process of a `--local` run and what it wrote on stderr (process 0's is relayed
+/// as it comes while `relay` is set; the others' is kept to explain a failure).
+struct Member {
+    child: Child,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    status: Option<ExitStatus>,
+}
+
+/// `memtx check … --local N`: starts N processes of this binary with `--processes N
+/// --process i --hostfile <loopback addresses>`, relays process 0's output and exit code,
+/// and turns the death of any process into one line on stderr and exit code 2 (killing the
+/// others).
+///
+/// # Errors
+///
+/// A one-line [`UserError`] when the processes cannot be started or one of them is lost.
+pub fn run_local(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
+    let n = args.local.unwrap_or(1);
+    if n == 0 || n > MAX_PROCESSES {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!("--local {n} is out of range: use 1 to {MAX_PROCESSES}"),
+        ));
+    }
+    // The children get SIGINT from the terminal too; this process waits for them.
+    crate::interrupt::install()?;
+    let ports = free_ports(n)?;
+    let dir = std::env::temp_dir().join(format!(
+        "memtx-local-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        UserError::new(
+            ErrorKind::Io,
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
+    let hostfile = dir.join("hosts");
+    let hosts: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
+    let result = std::fs::write(&hostfile, hosts)
+        .map_err(|e| {
+            UserError::new(
+                ErrorKind::Io,
+                format!("cannot write {}: {e}", hostfile.display()),
+            )
+        })
+        .and_then(|()| supervise(n, &hostfile, command));
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserError> {
+    let exe = std::env::current_exe().map_err(|e| {
+        UserError::new(
+            ErrorKind::Cluster,
+            format!("cannot find this program to start its processes: {e}"),
+        )
+    })?;
+    let base = arguments_without_local();
+    let relay = Arc::new(AtomicBool::new(true));
+    let mut members: Vec<Member> = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut child_command = Command::new(&exe);
+        child_command
+            .args(&base)
+            .arg("--processes")
+            .arg(n.to_string())
+            .arg("--process")
+            .arg(i.to_string())
+            .arg("--hostfile")
+            .arg(hostfile)
+            .stdin(Stdio::null())
+            .env(COMMAND_VARIABLE, command)
+            .stdout(if i == 0 {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stderr(Stdio::piped());
+        let mut child = match child_command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                kill_all(&mut members);
+                return Err(UserError::new(
+                    ErrorKind::Cluster,
+                    format!("cannot start process {i} of the local run: {e}"),
+                ));
+            }
+        };
+        if let Some(pipe) = child.stdout.take() {
+            std::thread::spawn(move || relay_stdout(pipe));
+        }
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        if let Some(mut pipe) = child.stderr.take() {
+            let keep = Arc::clone(&stderr);
+            let relay = (i == 0).then(|| Arc::clone(&relay));
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 4096];
+                while let Ok(read) = pipe.read(&mut buffer) {
+                    if read == 0 {
+                        break;
+                    }
+                    match &relay {
+                        Some(flag) if flag.load(Ordering::SeqCst) => {
+                            let mut err = std::io::stderr().lock();
+                            let _ = err.write_all(&buffer[..read]);
+                            let _ = err.flush();
+                        }
+                        _ => lock(&keep).extend_from_slice(&buffer[..read]),
+                    }
+                }
+            });
+        }
+        members.push(Member {
+            child,
+            stderr,
+            status: None,
+        });
+    }
+    loop {
+        for m in &mut members {
+            if m.status.is_none() {
+                m.status = m.child.try_wait().ok().flatten();
+            }
+        }
+        // Process 0 ended: its output is the run's. Let the others finish (they end with it).
+        if let Some(status) = members[0].status {
+            let deadline = Instant::now() + GRACE;
+            while members.iter().any(|m| m.status.is_none()) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+                for m in &mut members {
+                    if m.status.is_none() {
+                        m.status = m.child.try_wait().ok().flatten();
+                    }
+                }
+            }
+            kill_all(&mut members);
+            return match status.code() {
+                Some(code) => Ok(u8::try_from(code).unwrap_or(2)),
+                None => Err(UserError::new(
+                    ErrorKind::Cluster,
+                    format!("process 0 of the local run was killed ({status}); the run is lost"),
+                )),
+            };
+        }
+        // Another process failed: process 0 notices the lost connection and says so; if it
+        // does not within the grace period, it is stopped and the failure is reported here.
+        if let Some(i) = (1..n).find(|&i| members[i].status.is_some_and(|s| !s.success())) {
+            let deadline = Instant::now() + GRACE;
+            while members[0].status.is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+                members[0].status = members[0].child.try_wait().ok().flatten();
+            }
+            if let Some(code) = members[0].status.and_then(|s| s.code()) {
+                if code != 0 {
+                    kill_all(&mut members);
+                    return Ok(u8::try_from(code).unwrap_or(2));
+                }
+            }
+            relay.store(false, Ordering::SeqCst);
+            kill_all(&mut members);
+            let status = members[i]
+                .status
+                .map_or_else(|| "ended".to_string(), |s| s.to_string());
+            let said = String::from_utf8_lossy(&lock(&members[i].stderr))
+                .lines()
+                .next()
+                .map(|l| format!(": {}", l.trim_start_matches("memtx: ")))
+                .unwrap_or_default();
+            return Err(UserError::new(
+                ErrorKind::Cluster,
+                format!("process {i} of the local run failed ({status}){said}; the run is lost"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Copies process 0's stdout to this process's, without the connection progress lines
+/// timely's networking prints there while the processes connect.
+fn relay_stdout(pipe: std::process::ChildStdout) {
+    use std::io::BufRead;
+    let mut out = std::io::stdout();
+    for line in std::io::BufReader::new(pipe).split(b'\n') {
+        let Ok(line) = line else {
+            break;
+        };
+        if is_connection_chatter(&String::from_utf8_lossy(&line)) {
+            continue;
+        }
+        let _ = out.write_all(&line);
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+}
+
+/// Whether `line` is one of the lines timely's networking prints on stdout while it
+/// connects the processes.
+pub fn is_connection_chatter(line: &str) -> bool {
+    line.starts_with("awaiting connections (at ")
+        || (line.starts_with("worker ") && line.contains("error connecting to worker"))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn kill_all(members: &mut [Member]) {
+    for m in members.iter_mut() {
+        if m.status.is_none() {
+            let _ = m.child.kill();
+            m.status = m.child.wait().ok();
+        }
+    }
+}

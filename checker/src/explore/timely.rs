@@ -1,0 +1,840 @@
+//! The explorer over processes: the same sharded level-synchronous search, with the shards
+//! owned by [timely dataflow](https://docs.rs/timely) workers, in one process or across
+//! several (one `host:port` per process).
+//!
+//! # Shape
+//!
+//! Each timely worker owns one shard, as a thread of the fast engine does, and runs the
+//! fast engine's `Worker` (`shard.rs`) on it: the same expansion, the same batches of successor
+//! records, the same absorption into the visited table and the same parent log. What
+//! timely replaces is the transport and the level barrier:
+//!
+//! * one dataflow per worker, an input of `(target worker, message)` pairs, an
+//!   [`Exchange`] pact that routes each message to its target (the owner of a batch's
+//!   records, chosen by the fingerprint or the locality key modulo the *total* number of workers), and an operator
+//!   that hands what arrives to the worker;
+//! * timestamps are rounds. Level `L`'s successors are sent at one round; the worker
+//!   advances its input past it and steps the dataflow until timely's progress tracking
+//!   says the round is complete everywhere (the probe passes it): every record of the
+//!   level has then been absorbed by its owner, on every worker, and the level closes.
+//!   That is the fast engine's `Done` exchange and barrier, done by timely;
+//! * the next round carries each worker's *summary* of the level (counters, its
+//!   smallest-key discovery per property, a stop request) to every worker. Every worker
+//!   feeds the same summaries into its own replica of the coordinator, which therefore
+//!   takes the same decision everywhere (go on, which properties are still pending,
+//!   stop), without a leader.
+//!
+//! After the last level, a few rounds of lookups rebuild each discovery's key chain: worker
+//! 0 asks the owner of each link for its key and parent reference, one level down per
+//! round, then re-executes the chain exactly as the threaded engine does
+//! (`path.rs`). Coverage tallies and sizes are summed at worker 0 in a last round.
+//!
+//! Everything that decides a result (the set of states per level, the smallest-key
+//! parent, the smallest-key discovery, the chain re-execution) is the threaded engine's,
+//! so counts, levels, verdicts, coverage and counterexamples are those of one thread.
+//!
+//! # Limits
+//!
+//! No exact mode, no checkpoints, no work stealing across workers (a worker expands its own
+//! share only). The memory budget is per process: each process stops requesting growth
+//! when its own workers hold the budget, and the stop request reaches every worker with the
+//! level's summaries. A process that loses its connection to another (the other crashed
+//! or was killed) ends with [`ExploreError::Cluster`], not a hang.
+
+use super::coordinator::{Coordinator, Found, Limits, Sighting};
+use super::coverage::Tally;
+use super::path::{self, Keyer, ParentLog};
+use super::report::{read_proc_status_bytes, StopReason};
+use super::shard::{Context, Msg, Shard, Worker, CHUNK};
+use super::sync::{lock, Shared};
+use super::{
+    initial_shards, Discovery, ExploreError, ExploreOptions, ExploreReport, MemoryReport,
+    PackedState, PropertyReport,
+};
+use ::timely::communication::allocator::{Allocator, AllocatorBuilder, Thread};
+use ::timely::dataflow::channels::pact::Exchange;
+use ::timely::dataflow::operators::generic::operator::Operator;
+use ::timely::dataflow::operators::{Input, Probe};
+use ::timely::dataflow::{InputHandle, ProbeHandle};
+use serde::{Deserialize, Serialize};
+use stateright::{Expectation, Model};
+use std::cell::RefCell;
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
+
+/// Where the workers of a run are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cluster {
+    /// `n` workers as threads of this process (timely's `Config::process(n)`).
+    InProcess(usize),
+    /// Process `process` of `addresses.len()` processes with `threads` workers each; every
+    /// process runs the same command with its own index. `addresses[i]` is `host:port` of
+    /// process `i`.
+    Processes {
+        /// Workers in each process.
+        threads: usize,
+        /// This process's index in `addresses`.
+        process: usize,
+        /// `host:port` of every process, in index order.
+        addresses: Vec<String>,
+    },
+}
+
+impl Cluster {
+    fn threads(&self) -> usize {
+        match self {
+            Cluster::InProcess(n) => (*n).max(1),
+            Cluster::Processes { threads, .. } => (*threads).max(1),
+        }
+    }
+
+    fn config(&self) -> ::timely::CommunicationConfig {
+        match self {
+            Cluster::InProcess(1) => ::timely::CommunicationConfig::Thread,
+            Cluster::InProcess(n) => ::timely::CommunicationConfig::Process((*n).max(1)),
+            Cluster::Processes {
+                threads,
+                process,
+                addresses,
+            } => ::timely::CommunicationConfig::Cluster {
+                threads: (*threads).max(1),
+                process: *process,
+                addresses: addresses.clone(),
+                report: false,
+                zerocopy: false,
+            },
+        }
+    }
+}
+
+/// What one process of a cluster run did, in [`ClusterReport::processes`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessReport {
+    /// Peak resident set size of the process (`VmHWM`), if known.
+    pub peak_rss_bytes: Option<u64>,
+    /// Bytes of successor records its workers sent to workers of other processes.
+    pub bytes_to_other_processes: u64,
+    /// Bytes of successor records its workers sent to any other worker.
+    pub bytes_to_other_workers: u64,
+    /// Distinct states its workers own.
+    pub states: u64,
+}
+
+/// How a run over timely workers was spread; in [`ExploreReport::cluster`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterReport {
+    /// Number of processes.
+    pub processes: usize,
+    /// Workers in each process.
+    pub threads_per_process: usize,
+    /// Per process, in index order.
+    pub per_process: Vec<ProcessReport>,
+    /// Bytes of successor records sent from one process to another, all processes.
+    pub bytes_to_other_processes: u64,
+    /// Bytes of successor records sent from one worker to another, all workers.
+    pub bytes_to_other_workers: u64,
+}
+
+/// A batch of successor records, serialized as one byte string (not byte by byte).
+#[derive(Clone, Debug, Default)]
+struct Bytes(Vec<u8>);
+
+impl Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                Ok(Bytes(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Bytes, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = a.next_element::<u8>()? {
+                    out.push(b);
+                }
+                Ok(Bytes(out))
+            }
+        }
+        d.deserialize_byte_buf(Visitor)
+    }
+}
+
+/// One worker's account of a closed level, sent to every worker.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Summary {
+    worker: u32,
+    /// Cumulative: generated, new, expanded, dropped, bytes held.
+    counters: [u64; 5],
+    /// Per property: the smallest-key discovery of this level in this worker's share.
+    discoveries: Vec<Option<Sighting>>,
+    /// [`StopReason::code`] of a stop requested on this worker (0: none).
+    stop: u8,
+}
+
+/// What each worker sends worker 0 at the end.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Final {
+    worker: u32,
+    counts: Vec<u64>,
+    first: Vec<u64>,
+    bytes_to_other_workers: u64,
+    bytes_to_other_processes: u64,
+    peak_rss: Option<u64>,
+    states: u64,
+    visited_bytes: u64,
+    parent_log_bytes: u64,
+    scratch_bytes: u64,
+}
+
+/// A message between workers; travels as `(target worker, message)`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Wire {
+    Batch(Bytes),
+    Summary(Summary),
+    /// Worker 0 asks for the entry `index` of level `level` of the target's parent log,
+    /// for the chain of property `slot`.
+    Query {
+        slot: u32,
+        level: u32,
+        index: u64,
+    },
+    /// The answer: the entry's key and parent reference.
+    Answer {
+        slot: u32,
+        key: u64,
+        parent: u32,
+    },
+    Final(Final),
+}
+
+type Envelope = (u32, Wire);
+
+/// Set by the panic hook when timely's networking reports a broken connection.
+static LOST: AtomicBool = AtomicBool::new(false);
+/// The message of that panic.
+static LOST_WHY: Mutex<Option<String>> = Mutex::new(None);
+static HOOK: Once = Once::new();
+
+/// Installs (once) a panic hook that turns timely's "timely communication error" panics
+/// (a peer process went away) into the [`LOST`] flag, silently; other panics go to the
+/// previous hook.
+fn install_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let text = info
+                .payload()
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            if text.contains("timely communication error") || LOST.load(Ordering::SeqCst) {
+                lock(&LOST_WHY).get_or_insert(text);
+                LOST.store(true, Ordering::SeqCst);
+                return;
+            }
+            previous(info);
+        }));
+    });
+}
+
+fn lost_error() -> ExploreError {
+    let why = lock(&LOST_WHY).clone().unwrap_or_default();
+    let why = why.lines().next().unwrap_or("").to_string();
+    ExploreError::Cluster(format!(
+        "lost the connection to another process of the run ({why}); a process crashed or was killed"
+    ))
+}
+
+/// A worker's end of the dataflow: sends messages at the current round, and steps the
+/// dataflow until a round is complete.
+struct Net<'w> {
+    worker: &'w mut ::timely::worker::Worker,
+    input: InputHandle<u64, ::timely::container::CapacityContainerBuilder<Vec<Envelope>>>,
+    probe: ProbeHandle<u64>,
+    arrived: Rc<RefCell<Vec<Wire>>>,
+    round: u64,
+    index: usize,
+    threads: usize,
+    bytes_to_other_workers: u64,
+    bytes_to_other_processes: u64,
+}
+
+impl Net<'_> {
+    fn send(&mut self, target: usize, wire: Wire) {
+        if let Wire::Batch(b) = &wire {
+            if target != self.index {
+                self.bytes_to_other_workers += b.0.len() as u64;
+                if target / self.threads != self.index / self.threads {
+                    self.bytes_to_other_processes += b.0.len() as u64;
+                }
+            }
+        }
+        let target = u32::try_from(target)
+            .unwrap_or_else(|_| panic!("[memtx internal bug] worker index beyond 32 bits"));
+        self.input.send((target, wire));
+    }
+
+    fn check(&self) -> Result<(), ExploreError> {
+        if LOST.load(Ordering::SeqCst) {
+            Err(lost_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Steps the dataflow once without blocking.
+    fn step(&mut self) -> Result<(), ExploreError> {
+        self.worker.step();
+        self.check()
+    }
+
+    /// Closes the current round and steps until every worker has received everything sent
+    /// at it.
+    fn finish_round(&mut self) -> Result<(), ExploreError> {
+        self.round += 1;
+        self.input.advance_to(self.round);
+        while self.probe.less_than(&self.round) {
+            self.worker.step_or_park(Some(Duration::from_millis(20)));
+            self.check()?;
+        }
+        Ok(())
+    }
+
+    fn take(&mut self) -> Vec<Wire> {
+        std::mem::take(&mut *self.arrived.borrow_mut())
+    }
+}
+
+/// Explores `model` with its shards owned by timely workers placed as `cluster` says; see
+/// the [module documentation](self). Every process of a cluster calls this with the same
+/// model and options; the report is returned by the process holding worker 0 (`Some`),
+/// the others return `None`.
+///
+/// # Errors
+///
+/// As [`super::explore`], plus [`ExploreError::Cluster`] when exact mode or checkpoints
+/// are asked for, the cluster cannot be set up, or a process is lost during the run.
+pub fn explore_timely<M>(
+    model: &M,
+    options: &ExploreOptions<'_, M>,
+    cluster: &Cluster,
+) -> WorkerResult<M>
+where
+    M: Model + Sync,
+    M::State: Hash + Clone + Eq + Send + Sync + PackedState,
+    M::Action: Clone + Debug + Send,
+{
+    if let Some(p) = model
+        .properties()
+        .iter()
+        .find(|p| p.expectation == Expectation::Eventually)
+    {
+        return Err(ExploreError::EventuallyUnsupported(p.name));
+    }
+    if options.exact {
+        return Err(ExploreError::Cluster(
+            "exact mode is not supported over timely workers".to_string(),
+        ));
+    }
+    if options.checkpoint.is_some() || options.resume.is_some() {
+        return Err(ExploreError::Cluster(
+            "checkpoints are not supported over timely workers yet".to_string(),
+        ));
+    }
+    install_hook();
+    let (builders, others) = cluster
+        .config()
+        .try_build()
+        .map_err(|e| ExploreError::Cluster(format!("cannot set up the cluster: {e}")))?;
+    // The clock starts once the processes are connected: the report times the search.
+    let start = Instant::now();
+    let threads = cluster.threads();
+    let results: Vec<std::thread::Result<WorkerResult<M>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = builders
+            .into_iter()
+            .map(|builder| {
+                scope.spawn(move || {
+                    let allocator = match builder {
+                        AllocatorBuilder::Thread(_) => Allocator::Thread(Thread::default()),
+                        AllocatorBuilder::Process(p) => Allocator::Process(p.build()),
+                        AllocatorBuilder::Tcp(t) => Allocator::Tcp(t.build()),
+                    };
+                    let mut worker = ::timely::worker::Worker::new(
+                        ::timely::WorkerConfig::default(),
+                        allocator,
+                        Some(Instant::now()),
+                    );
+                    run_worker(model, options, &mut worker, threads, start)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    let mut report = None;
+    let mut first_error = None;
+    for result in results {
+        match result {
+            Ok(Ok(r)) => report = report.or(r),
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(payload) => {
+                if LOST.load(Ordering::SeqCst) {
+                    first_error.get_or_insert(lost_error());
+                } else {
+                    std::panic::resume_unwind(payload);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        // The network threads may be blocked on a dead peer: do not wait for them.
+        std::mem::forget(others);
+        return Err(e);
+    }
+    drop(others);
+    Ok(report)
+}
+
+/// What [`explore_timely`] returns: the report on the process of worker 0, `None` on the
+/// others.
+pub type WorkerResult<M> =
+    Result<Option<ExploreReport<<M as Model>::State, <M as Model>::Action>>, ExploreError>;
+
+/// One timely worker's whole run.
+fn run_worker<M>(
+    model: &M,
+    options: &ExploreOptions<'_, M>,
+    worker: &mut ::timely::worker::Worker,
+    threads: usize,
+    start: Instant,
+) -> WorkerResult<M>
+where
+    M: Model + Sync,
+    M::State: Hash + Clone + Eq + Send + Sync + PackedState,
+    M::Action: Clone + Debug + Send,
+{
+    let index = worker.index();
+    let peers = worker.peers();
+    let properties = model.properties();
+    let arrived: Rc<RefCell<Vec<Wire>>> = Rc::default();
+    let mut input = InputHandle::new();
+    let probe = ProbeHandle::new();
+    {
+        let arrived = Rc::clone(&arrived);
+        worker.dataflow::<u64, _, _>(|scope| {
+            scope
+                .input_from(&mut input)
+                .unary::<::timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                    Exchange::new(|m: &Envelope| u64::from(m.0)),
+                    "Deliver",
+                    move |_, _| {
+                        move |input, _output| {
+                            input.for_each(|_time, data| {
+                                arrived
+                                    .borrow_mut()
+                                    .extend(data.drain(..).map(|(_, wire)| wire));
+                            });
+                        }
+                    },
+                )
+                .probe_with(&probe);
+        });
+    }
+    let mut net = Net {
+        worker,
+        input,
+        probe,
+        arrived,
+        round: 0,
+        index,
+        threads,
+        bytes_to_other_workers: 0,
+        bytes_to_other_processes: 0,
+    };
+
+    let (shards, init_generated) = initial_shards(model, options, peers)?;
+    let init_distinct: u64 = shards.iter().map(Shard::len).sum();
+    let Some(shard) = shards.into_iter().nth(index) else {
+        panic!("[memtx internal bug] no shard for worker {index}");
+    };
+    let limits = Limits {
+        finish_when_all_discovered: options.finish_when_all_discovered,
+        max_states: options.max_states,
+        // Per process, enforced below, not by the (replicated) coordinator.
+        max_memory: None,
+        target_max_depth: options.target_max_depth,
+        progress: if index == 0 { options.progress } else { None },
+        progress_interval: options.progress_interval,
+        interrupt: options.interrupt,
+    };
+    let mut coordinator = Coordinator::new(
+        limits,
+        start,
+        init_generated,
+        init_distinct,
+        properties.len(),
+    );
+    let shared = Shared::new(peers, options.max_memory_bytes, coordinator.decision(false));
+    let cx = Context {
+        model,
+        properties: &properties,
+        symmetry: options.symmetry,
+        next_state_into: options.next_state_into,
+        coverage: options.coverage,
+        exact: false,
+        locality: options.locality_in_effect(),
+        shared: &shared,
+    };
+    let (senders, outgoing): (Vec<_>, Vec<_>) = (0..peers).map(|_| mpsc::channel::<Msg>()).unzip();
+    let (inbox_sender, inbox) = mpsc::channel::<Msg>();
+    let mut w = Worker::new(index, cx, senders, inbox, shard, 0);
+    w.reset_coverage();
+    let mut stash: Vec<Wire> = Vec::new();
+
+    // Hands the worker's outgoing batches to timely, steps once, and routes what arrived.
+    let pump = |net: &mut Net<'_>, stash: &mut Vec<Wire>, step: bool| -> Result<(), ExploreError> {
+        for (owner, receiver) in outgoing.iter().enumerate() {
+            while let Ok(msg) = receiver.try_recv() {
+                if let Msg::Batch(batch) = msg {
+                    net.send(owner, Wire::Batch(Bytes(batch)));
+                }
+            }
+        }
+        if step {
+            net.step()?;
+        }
+        for wire in net.take() {
+            match wire {
+                Wire::Batch(b) => {
+                    // The receiver lives as long as the worker, which outlives this call.
+                    let _ = inbox_sender.send(Msg::Batch(b.0));
+                }
+                other => stash.push(other),
+            }
+        }
+        Ok(())
+    };
+
+    let mut pending = coordinator.decision(false).pending;
+    let mut expand = init_distinct > 0;
+    if expand && coordinator.beyond_depth(0) {
+        coordinator.max_depth = 1;
+        coordinator.stopped_early = Some(StopReason::MaxDepth);
+        expand = false;
+    }
+    while expand {
+        let part = w.begin_level();
+        let evaluate = pending.iter().any(|p| *p).then_some(&pending[..]);
+        while shared.stop_requested().is_none() {
+            let Some(chunk) = part.claim(CHUNK) else {
+                break;
+            };
+            w.expand_chunk(&part, index, chunk, evaluate);
+            pump(&mut net, &mut stash, true)?;
+            w.absorb_inbox();
+            w.checkpoint(Some(&mut coordinator));
+        }
+        w.flush_all();
+        pump(&mut net, &mut stash, false)?;
+        net.finish_round()?;
+        pump(&mut net, &mut stash, false)?;
+        w.absorb_inbox();
+        let found = w.close_level(part);
+        if let Some(max) = options.max_memory_bytes {
+            if shared.sum(|c| &c.memory) > max {
+                shared.request_stop(StopReason::Memory);
+            }
+        }
+        let summary = Summary {
+            worker: index as u32,
+            counters: w.counters(),
+            discoveries: found,
+            stop: shared.stop.load(Ordering::Relaxed),
+        };
+        for target in 0..peers {
+            net.send(target, Wire::Summary(summary.clone()));
+        }
+        net.finish_round()?;
+        pump(&mut net, &mut stash, false)?;
+        let mut summaries: Vec<Summary> = Vec::with_capacity(peers);
+        stash.retain(|wire| match wire {
+            Wire::Summary(s) => {
+                summaries.push(s.clone());
+                false
+            }
+            _ => true,
+        });
+        assert_eq!(
+            summaries.len(),
+            peers,
+            "[memtx internal bug] a level closed without every worker's summary"
+        );
+        summaries.sort_by_key(|s| s.worker);
+        let mut stop = 0;
+        for s in &summaries {
+            let c = &shared.counters[s.worker as usize];
+            let [generated, new, expanded, dropped, memory] = s.counters;
+            c.generated.store(generated, Ordering::Relaxed);
+            c.new.store(new, Ordering::Relaxed);
+            c.expanded.store(expanded, Ordering::Relaxed);
+            c.dropped.store(dropped, Ordering::Relaxed);
+            // Memory counts towards this process's budget only.
+            if s.worker as usize / threads == index / threads {
+                c.memory.store(memory, Ordering::Relaxed);
+            }
+            *lock(&shared.level_discoveries[s.worker as usize]) = s.discoveries.clone();
+            if stop == 0 {
+                stop = s.stop;
+            }
+        }
+        // The same stop on every worker: the first requested, in worker order.
+        shared.stop.store(stop, Ordering::Relaxed);
+        coordinator.end_level(&shared);
+        let decision = lock(&shared.decision).clone();
+        expand = !decision.stop;
+        if expand {
+            pending = decision.pending;
+            w.next_level();
+        }
+    }
+    let (shard, tally) = w.finish();
+
+    let chains = gather_chains(&mut net, &mut stash, &shard.log, &coordinator.discoveries)?;
+
+    let (counts, first) = tally.raw();
+    let last = Final {
+        worker: index as u32,
+        counts: counts.to_vec(),
+        first: first.iter().map(|&f| f as u64).collect(),
+        bytes_to_other_workers: net.bytes_to_other_workers,
+        bytes_to_other_processes: net.bytes_to_other_processes,
+        peak_rss: read_proc_status_bytes("VmHWM"),
+        states: shard.len(),
+        visited_bytes: shard.table.bytes(),
+        parent_log_bytes: shard.log.bytes(),
+        scratch_bytes: shard.fresh.bytes() + shard.log.staging_bytes(),
+    };
+    net.send(0, Wire::Final(last));
+    net.finish_round()?;
+    pump(&mut net, &mut stash, false)?;
+    if index != 0 {
+        return Ok(None);
+    }
+    let mut finals: Vec<Final> = stash
+        .drain(..)
+        .filter_map(|w| match w {
+            Wire::Final(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    finals.sort_by_key(|f| f.worker);
+    assert_eq!(
+        finals.len(),
+        peers,
+        "[memtx internal bug] worker 0 did not hear from every worker at the end"
+    );
+
+    let unique_states: u64 = finals.iter().map(|f| f.states).sum();
+    let counted = init_distinct + shared.sum(|c| &c.new);
+    assert_eq!(
+        unique_states, counted,
+        "[memtx internal bug] parent logs hold {unique_states} states, counters say {counted}"
+    );
+    let total_states = init_generated + shared.sum(|c| &c.generated);
+    let mut coverage_tally = Tally::default();
+    for f in &finals {
+        let counts: [u64; 128] = f.counts.as_slice().try_into().unwrap_or_else(|_| {
+            panic!("[memtx internal bug] a coverage tally without 128 counters")
+        });
+        let mut firsts = [usize::MAX; 128];
+        for (to, from) in firsts.iter_mut().zip(&f.first) {
+            *to = usize::try_from(*from).unwrap_or(usize::MAX);
+        }
+        Tally::from_raw(counts, firsts).merge_into(&mut coverage_tally);
+    }
+
+    let mut keyer = Keyer::<M> {
+        model,
+        symmetry: options.symmetry,
+        tables: &[],
+        exact: false,
+        buffer: Vec::new(),
+    };
+    let mut reports = Vec::with_capacity(properties.len());
+    for ((property, found), chain) in properties.iter().zip(&coordinator.discoveries).zip(&chains) {
+        let discovery = match found {
+            Some(((key, _), _)) => Some(Discovery {
+                path: path::replay(model, &mut keyer, chain, property.name)?,
+                fingerprint: *key,
+            }),
+            None => None,
+        };
+        reports.push(PropertyReport {
+            name: property.name,
+            expectation: property.expectation.clone(),
+            discovery,
+        });
+    }
+
+    let processes = peers / threads;
+    let mut per_process = vec![ProcessReport::default(); processes];
+    for f in &finals {
+        let p = &mut per_process[f.worker as usize / threads];
+        p.peak_rss_bytes = p.peak_rss_bytes.max(f.peak_rss);
+        p.bytes_to_other_processes += f.bytes_to_other_processes;
+        p.bytes_to_other_workers += f.bytes_to_other_workers;
+        p.states += f.states;
+    }
+    let visited_bytes: u64 = finals.iter().map(|f| f.visited_bytes).sum();
+    let parent_log_bytes: u64 = finals.iter().map(|f| f.parent_log_bytes).sum();
+    let n = unique_states as f64;
+    let per_state = |bytes: u64| {
+        if unique_states > 0 {
+            bytes as f64 / n
+        } else {
+            0.0
+        }
+    };
+    Ok(Some(ExploreReport {
+        unique_states,
+        total_states,
+        max_depth: coordinator.max_depth,
+        states_per_depth: coordinator.states_per_depth,
+        properties: reports,
+        elapsed: start.elapsed(),
+        stopped_early: coordinator.stopped_early,
+        memory: MemoryReport {
+            peak_rss_bytes: per_process.iter().filter_map(|p| p.peak_rss_bytes).max(),
+            peak_estimate_bytes: coordinator.peak_memory,
+            visited_bytes,
+            visited_bytes_per_state: per_state(visited_bytes),
+            parent_log_bytes,
+            parent_log_bytes_per_state: per_state(parent_log_bytes),
+            stored_bytes_per_state: per_state(visited_bytes + parent_log_bytes),
+            level_scratch_bytes: finals.iter().map(|f| f.scratch_bytes).sum(),
+        },
+        collision_probability: n * (total_states.saturating_sub(unique_states)) as f64
+            / 2f64.powi(64),
+        fingerprint_collisions: 0,
+        states_per_worker: finals.iter().map(|f| f.states).collect(),
+        coverage: options.coverage.map(|_| coverage_tally.finish()),
+        dropped_states: shared.sum(|c| &c.dropped),
+        threads: peers,
+        exact: false,
+        symmetry: options.symmetry.is_some(),
+        resumed_from_level: None,
+        checkpoints_written: 0,
+        checkpoint_error: None,
+        cluster: Some(ClusterReport {
+            processes,
+            threads_per_process: threads,
+            bytes_to_other_processes: per_process.iter().map(|p| p.bytes_to_other_processes).sum(),
+            bytes_to_other_workers: per_process.iter().map(|p| p.bytes_to_other_workers).sum(),
+            per_process,
+        }),
+    }))
+}
+
+/// Rebuilds the key chain of every discovery across workers: each round worker 0 asks the
+/// owner of every chain's next link (one level down) for its key and parent reference.
+/// Every worker takes part in the same number of rounds (the deepest discovery's level plus
+/// one), known to all from the replicated coordinator. Returns, on worker 0, per property
+/// the chain from an initial state to the discovery (empty without a discovery; empty
+/// everywhere on the other workers).
+fn gather_chains(
+    net: &mut Net<'_>,
+    stash: &mut Vec<Wire>,
+    log: &ParentLog,
+    discoveries: &[Found],
+) -> Result<Vec<Vec<u64>>, ExploreError> {
+    let peers = net.worker.peers();
+    let index = net.index;
+    let mut chains: Vec<Vec<u64>> = vec![Vec::new(); discoveries.len()];
+    // Per property: the next link to look up, (level, reference).
+    let mut cursor: Vec<Option<(usize, u32)>> = discoveries
+        .iter()
+        .map(|f| f.map(|((_, reference), level)| (level, reference)))
+        .collect();
+    let rounds = discoveries
+        .iter()
+        .filter_map(|f| f.map(|(_, level)| level + 1))
+        .max()
+        .unwrap_or(0);
+    for _ in 0..rounds {
+        if index == 0 {
+            for (slot, c) in cursor.iter().enumerate() {
+                if let Some((level, reference)) = *c {
+                    net.send(
+                        reference as usize % peers,
+                        Wire::Query {
+                            slot: slot as u32,
+                            level: level as u32,
+                            index: (reference as usize / peers) as u64,
+                        },
+                    );
+                }
+            }
+        }
+        net.finish_round()?;
+        stash.extend(net.take());
+        for wire in std::mem::take(stash) {
+            match wire {
+                Wire::Query { slot, level, index } => {
+                    let Some((key, parent)) = log.entry(level as usize, index as usize) else {
+                        panic!("[memtx internal bug] a chain link to a missing parent log entry");
+                    };
+                    net.send(0, Wire::Answer { slot, key, parent });
+                }
+                other => stash.push(other),
+            }
+        }
+        net.finish_round()?;
+        stash.extend(net.take());
+        for wire in std::mem::take(stash) {
+            match wire {
+                Wire::Answer { slot, key, parent } => {
+                    let slot = slot as usize;
+                    chains[slot].push(key);
+                    cursor[slot] = match cursor[slot] {
+                        Some((level, _)) if level > 0 => Some((level - 1, parent)),
+                        _ => None,
+                    };
+                }
+                other => stash.push(other),
+            }
+        }
+    }
+    for chain in &mut chains {
+        chain.reverse();
+    }
+    if index == 0 {
+        for (found, chain) in discoveries.iter().zip(&chains) {
+            if let Some(((key, _), level)) = found {
+                assert!(
+                    chain.len() == level + 1 && chain.last() == Some(key),
+                    "[memtx internal bug] a discovery's chain was not gathered whole"
+                );
+            }
+        }
+    }
+    Ok(chains)
+}
