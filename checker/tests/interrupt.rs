@@ -157,7 +157,15 @@ fn interrupted_run_reports_what_it_found(signal_name: &str) {
         left.iter().all(|f| !f.ends_with(".tmp")),
         "temporary files left: {left:?}"
     );
-    assert_eq!(left, vec!["rep/paper-memtx.json", "rep/paper-memtx.md"]);
+    assert_eq!(
+        left,
+        vec![
+            "rep/index.html",
+            "rep/paper-memtx.html",
+            "rep/paper-memtx.json",
+            "rep/paper-memtx.md"
+        ]
+    );
 }
 
 /// SIGINT mid-run: partial summary on stdout, the reports marked incomplete, exit 130.
