@@ -528,9 +528,15 @@ fn suite_quick_prints_the_matrix_and_union_coverage() {
         "suite.json",
         "lineage-memtx.md",
         "quick-memtx.json",
+        "quick-memtx.html",
+        "index.html",
     ] {
         assert!(dir.join("rep").join(f).is_file(), "{f} written");
     }
+    // The suite's index links each preset's page and shows the union coverage.
+    let index = std::fs::read_to_string(dir.join("rep/index.html")).unwrap();
+    assert!(index.contains("href=\"lineage-memtx.html\""), "{index}");
+    assert!(index.contains(&format!("rules exercised {total}/{total}")));
 }
 
 #[test]
