@@ -197,7 +197,7 @@ where
 }
 
 /// Runs one engine once on `model` with `threads` threads and measures it. `memtx bench` runs
-/// each of these in a process of its own (see [`crate::benching`]).
+/// each of these in a process of its own (see [`crate::cmd::bench`]).
 ///
 /// # Errors
 ///

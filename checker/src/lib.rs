@@ -5,11 +5,11 @@
 //! | module | holds |
 //! |---|---|
 //! | [`cli`], [`setup`] | the command line; turning it into a checked configuration |
-//! | [`check`], [`suite`], [`list`], [`trace::command`] (replay), [`benching`], [`reference`](mod@reference) | one module per subcommand |
-//! | [`engine`] | the two explorers behind one result type |
-//! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states |
+//! | [`cmd`] ([`cmd::check`] and resume, [`cmd::suite`], [`cmd::list`], [`cmd::bench`], [`cmd::reference`], [`cmd::explore`]), [`trace::command`] (replay) | one module per subcommand |
+//! | [`engine`], [`cluster`] | the explorers behind one result type; running over processes |
+//! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states, checkpoints, its timely transport |
 //! | [`trace`] ([`trace::itf`], [`trace::replay`]) | counterexample traces, ITF export, re-execution |
-//! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts |
+//! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts, the HTML pages |
 //! | [`error`], [`fsutil`], [`input`], [`interrupt`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM |
 //! | [`bench`](mod@bench), [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
@@ -17,8 +17,6 @@
 #![deny(missing_docs)]
 
 pub mod bench;
-pub mod benching;
-pub mod check;
 pub mod cli;
 pub mod cluster;
 pub mod cmd;
@@ -28,11 +26,8 @@ pub mod explore;
 pub mod fsutil;
 pub mod input;
 pub mod interrupt;
-pub mod list;
 pub mod progress;
-pub mod reference;
 pub mod report;
 pub mod setup;
-pub mod suite;
 pub mod trace;
 pub mod two_phase_commit;

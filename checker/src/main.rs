@@ -2,9 +2,9 @@
 
 use clap::Parser;
 use memtx_checker::cli::{Cli, Command};
+use memtx_checker::cmd::{check, list};
 use memtx_checker::error::UserError;
 use memtx_checker::trace::shell_quote;
-use memtx_checker::{check, list};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -43,10 +43,10 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
             Ok(0)
         }
         Command::Replay(args) => memtx_checker::trace::command::replay_command(&args),
-        Command::Bench(args) => memtx_checker::benching::bench_command(&args),
-        Command::Reference(args) => memtx_checker::reference::reference_command(&args),
+        Command::Bench(args) => memtx_checker::cmd::bench::bench_command(&args),
+        Command::Reference(args) => memtx_checker::cmd::reference::reference_command(&args),
         Command::Explore(args) => memtx_checker::cmd::explore::explore_command(&args),
-        Command::Suite(args) => memtx_checker::suite::suite_command(&args, line),
+        Command::Suite(args) => memtx_checker::cmd::suite::suite_command(&args, line),
     }
 }
 

@@ -13,8 +13,8 @@
 //! equivalent (nothing a property can observe changes) or a missing property or domain, and
 //! `reports/mutants.md` says which.
 
-use memtx_checker::check::check;
-use memtx_checker::reference::reference_args;
+use memtx_checker::cmd::check::check;
+use memtx_checker::cmd::reference::reference_args;
 use memtx_checker::report::{RuleCoverage, Verdict};
 use memtx_model::config::VARIANTS;
 use memtx_model::presets::SUITE;

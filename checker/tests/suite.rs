@@ -4,9 +4,9 @@
 //! coverage is a property of the model: the same on any number of threads.
 
 use memtx_checker::cli::SuiteArgs;
+use memtx_checker::cmd::suite::run_suite;
 use memtx_checker::engine::{run, Engine, RunOptions};
 use memtx_checker::report::{Manifest, RuleCoverage};
-use memtx_checker::suite::run_suite;
 use memtx_model::presets::{preset, SUITE};
 use memtx_model::rules::RULES;
 use memtx_model::{MemTx, Variant};

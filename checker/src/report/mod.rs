@@ -557,7 +557,7 @@ impl RunReport {
         let _ = writeln!(
             s,
             "Each property's full statement, and the rules that judge it: `{}` in the memtx repository.\n",
-            crate::list::PROTOCOL_DOC
+            crate::cmd::list::PROTOCOL_DOC
         );
         let _ = writeln!(
             s,

@@ -3,8 +3,8 @@
 //! optionally `paper`, and `reports/manifest.json` pinning unique/total/depth (and the violated
 //! invariants) per preset × variant, as tlaplus/Examples pins its models.
 
-use crate::check::check;
 use crate::cli::{CheckArgs, EngineArg, ReferenceArgs};
+use crate::cmd::check::check;
 use crate::error::{ErrorKind, UserError};
 use crate::fsutil::write_atomic;
 use crate::report::{Manifest, ManifestEntry, Matrix, RunReport};
@@ -133,7 +133,7 @@ pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
         }
     }
     if args.paper {
-        let suite = crate::suite::SuiteReport::from_reports(
+        let suite = crate::cmd::suite::SuiteReport::from_reports(
             suite_reports,
             false,
             "memtx suite --report reports",

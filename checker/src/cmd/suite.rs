@@ -8,8 +8,8 @@
 //! it must reach, every example of §9 is reached by some preset, and **every rule of the
 //! protocol is exercised by some preset**; otherwise it names what failed and exits 1.
 
-use crate::check::check;
 use crate::cli::{CheckArgs, SuiteArgs};
+use crate::cmd::check::check;
 use crate::error::UserError;
 use crate::report::{RuleCoverage, RunReport, Verdict};
 use memtx_model::presets::SUITE;
@@ -42,7 +42,7 @@ pub struct SuiteReport {
 fn preset_args(name: &str, args: &SuiteArgs) -> CheckArgs {
     CheckArgs {
         threads: args.threads,
-        ..crate::reference::reference_args(name, "memtx", args.traces.clone())
+        ..crate::cmd::reference::reference_args(name, "memtx", args.traces.clone())
     }
 }
 
