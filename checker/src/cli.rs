@@ -309,6 +309,12 @@ pub struct BenchArgs {
     /// that count them, and print what rule coverage costs (target: at most 5 %).
     #[arg(long)]
     pub coverage_baseline: bool,
+    /// Instead of the engines: the MemTX preset on N local processes × 1 thread (timely,
+    /// `check --local N`) against 1 process × N threads (the fast engine), interleaved
+    /// `--repeat` times, each run a `memtx check --json` of its own; prints the speed ratio
+    /// (target ≥ 0.8 on loopback) and the bytes exchanged per state.
+    #[arg(long, value_name = "N")]
+    pub processes: Option<usize>,
     /// Internal: with --run-one, do not count rule firings.
     #[arg(long, hide = true)]
     pub no_rule_coverage: bool,

@@ -692,3 +692,40 @@ fn the_run_says_what_it_will_cover_before_it_starts() {
             .unwrap();
     assert_eq!(v["command"], "memtx check --preset quick --report rep");
 }
+
+/// `bench --processes 2`: both setups measured in one run, the same count, a ratio and the
+/// bytes exchanged (speed itself is not asserted: it is a measurement, not a test).
+#[test]
+fn bench_compares_local_processes_with_threads_in_one_run() {
+    let dir = scratch("bench-processes");
+    let out = memtx(
+        &[
+            "bench",
+            "--preset",
+            "quick",
+            "--processes",
+            "2",
+            "--out",
+            "b.md",
+        ],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("389403 distinct states"), "{text}");
+    assert!(text.contains("| 1 process × 2 threads |"), "{text}");
+    assert!(text.contains("| 2 local processes × 1 thread |"), "{text}");
+    assert!(
+        text.contains("processes' speed / threads' speed: **"),
+        "{text}"
+    );
+    assert!(text.contains("per distinct state"), "{text}");
+    assert_eq!(std::fs::read_to_string(dir.join("b.md")).unwrap(), text);
+    let out = memtx(&["bench", "--processes", "1"], &dir);
+    assert_user_error(&out, "--processes");
+}

@@ -47,6 +47,14 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     if let Some(engine) = args.run_one {
         return measure_here(args, cfg, engine);
     }
+    if let Some(n) = args.processes {
+        let out = processes_against_threads(&args.preset, n, args.repeat)?;
+        print!("{out}");
+        if let Some(path) = &args.out {
+            crate::fsutil::write_atomic(path, out.as_bytes())?;
+        }
+        return Ok(0);
+    }
     let mut subjects = vec![Subject {
         label: format!("MemTX, preset {}", args.preset),
         args: vec!["--preset".into(), args.preset.clone()],
@@ -171,6 +179,123 @@ fn coverage_overhead(with: &str, without: &str, medians: &[(String, usize, f64)]
 }
 
 /// Runs `memtx bench <subject> --threads T --run-one ENGINE` and reads its measurements.
+/// One `memtx check --json` in a child process: (seconds of search, distinct states, bytes
+/// sent between processes when over processes).
+fn check_in_child(args: &[String]) -> Result<(f64, u64, Option<u64>), UserError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| UserError::new(ErrorKind::Io, format!("cannot find the memtx binary: {e}")))?;
+    let out = std::process::Command::new(exe)
+        .arg("check")
+        .args(args)
+        .arg("--json")
+        .output()
+        .map_err(|e| UserError::new(ErrorKind::Io, format!("cannot run memtx check: {e}")))?;
+    let bug = |why: &str| {
+        UserError::new(
+            ErrorKind::Usage,
+            format!(
+                "[memtx internal bug] bench: `memtx check {}` {why}",
+                args.join(" ")
+            ),
+        )
+    };
+    // Timely prints connection lines on stdout before the report: the report starts at the
+    // first line that is `{` alone (the pretty-printed object).
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = text
+        .match_indices("{\n")
+        .map(|(i, _)| i)
+        .find(|&i| i == 0 || text[..i].ends_with('\n'))
+        .ok_or_else(|| bug("printed no JSON report"))?;
+    let report: serde_json::Value =
+        serde_json::from_str(&text[start..]).map_err(|_| bug("printed no JSON report"))?;
+    let seconds = report["seconds"]
+        .as_f64()
+        .ok_or_else(|| bug("reported no time"))?;
+    let unique = report["unique_states"]
+        .as_u64()
+        .ok_or_else(|| bug("reported no count"))?;
+    let bytes = report["cluster"]["bytes_to_other_processes"].as_u64();
+    Ok((seconds, unique, bytes))
+}
+
+/// `memtx bench --processes N`: N local processes × 1 thread against 1 process × N threads on
+/// `preset`, `repeat` interleaved rounds, as a Markdown table with the median of each.
+fn processes_against_threads(preset: &str, n: usize, repeat: usize) -> Result<String, UserError> {
+    if !(2..=16).contains(&n) {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--processes must be between 2 and 16",
+        ));
+    }
+    let threads: Vec<String> = ["--preset", preset, "--threads", &n.to_string()]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let processes: Vec<String> = [
+        "--preset",
+        preset,
+        "--threads",
+        "1",
+        "--local",
+        &n.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let (mut t_runs, mut p_runs) = (Vec::new(), Vec::new());
+    let mut bytes = None;
+    let mut states = 0;
+    for round in 1..=repeat {
+        let (t, u, _) = check_in_child(&threads)?;
+        let (p, v, b) = check_in_child(&processes)?;
+        if u != v {
+            return Err(UserError::new(
+                ErrorKind::Usage,
+                format!("[memtx internal bug] bench: {u} states on threads, {v} over processes"),
+            ));
+        }
+        eprintln!("bench: round {round}: 1 process × {n} threads {t:.2} s, {n} processes × 1 thread {p:.2} s");
+        t_runs.push(t);
+        p_runs.push(p);
+        bytes = b.or(bytes);
+        states = u;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (t, p) = (median(&mut t_runs.clone()), median(&mut p_runs.clone()));
+    let mut out = format!(
+        "# memtx bench --processes {n}\n\nPreset `{preset}`, {states} distinct states (the same in every run). Each run is a `memtx check --json` in a process of its own, the two setups interleaved, {repeat} round(s); times are the report's search time (after the processes connected).\n\n"
+    );
+    out.push_str(
+        "| setup | median seconds | every run | distinct states/s |\n|---|---:|---|---:|\n",
+    );
+    for (label, m, runs) in [
+        (format!("1 process × {n} threads"), t, &t_runs),
+        (format!("{n} local processes × 1 thread"), p, &p_runs),
+    ] {
+        let every: Vec<String> = runs.iter().map(|s| format!("{s:.2}")).collect();
+        out.push_str(&format!(
+            "| {label} | {m:.2} | {} | {:.0} |\n",
+            every.join(", "),
+            states as f64 / m.max(1e-9)
+        ));
+    }
+    out.push_str(&format!(
+        "\nprocesses' speed / threads' speed: **{:.2}×** (target ≥ 0.8× on loopback)\n",
+        t / p.max(1e-9)
+    ));
+    if let Some(b) = bytes {
+        out.push_str(&format!(
+            "bytes sent between processes: {b} ({:.1} per distinct state)\n",
+            b as f64 / (states.max(1)) as f64
+        ));
+    }
+    Ok(out)
+}
+
 fn measure_in_child(
     subject: &Subject,
     engine: EngineArg,
