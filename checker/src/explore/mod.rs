@@ -404,13 +404,6 @@ where
         .sum();
     let held: u64 = shards.iter().map(Shard::bytes).sum();
     let n = unique_states as f64;
-    let per_state = |bytes: u64| {
-        if unique_states > 0 {
-            bytes as f64 / n
-        } else {
-            0.0
-        }
-    };
     Ok(ExploreReport {
         unique_states,
         total_states,
@@ -419,16 +412,14 @@ where
         properties: reports,
         elapsed: start.elapsed(),
         stopped_early: coordinator.stopped_early,
-        memory: MemoryReport {
-            peak_rss_bytes: read_proc_status_bytes("VmHWM"),
-            peak_estimate_bytes: coordinator.peak_memory.max(held),
+        memory: MemoryReport::new(
+            read_proc_status_bytes("VmHWM"),
+            coordinator.peak_memory.max(held),
             visited_bytes,
-            visited_bytes_per_state: per_state(visited_bytes),
             parent_log_bytes,
-            parent_log_bytes_per_state: per_state(parent_log_bytes),
-            stored_bytes_per_state: per_state(visited_bytes + parent_log_bytes),
             level_scratch_bytes,
-        },
+            unique_states,
+        ),
         collision_probability: if options.exact {
             0.0
         } else {

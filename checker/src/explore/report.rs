@@ -158,6 +158,38 @@ pub struct MemoryReport {
     pub level_scratch_bytes: u64,
 }
 
+impl MemoryReport {
+    /// The report of an exploration that stored `unique_states` states in `visited_bytes`
+    /// of visited sets and `parent_log_bytes` of parent logs; the per-state figures are
+    /// derived (0 when nothing was stored).
+    pub(crate) fn new(
+        peak_rss_bytes: Option<u64>,
+        peak_estimate_bytes: u64,
+        visited_bytes: u64,
+        parent_log_bytes: u64,
+        level_scratch_bytes: u64,
+        unique_states: u64,
+    ) -> Self {
+        let per_state = |bytes: u64| {
+            if unique_states > 0 {
+                bytes as f64 / unique_states as f64
+            } else {
+                0.0
+            }
+        };
+        MemoryReport {
+            peak_rss_bytes,
+            peak_estimate_bytes,
+            visited_bytes,
+            visited_bytes_per_state: per_state(visited_bytes),
+            parent_log_bytes,
+            parent_log_bytes_per_state: per_state(parent_log_bytes),
+            stored_bytes_per_state: per_state(visited_bytes + parent_log_bytes),
+            level_scratch_bytes,
+        }
+    }
+}
+
 /// The result of [`explore`](super::explore).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExploreReport<State, Action> {

@@ -707,13 +707,6 @@ where
     let visited_bytes: u64 = finals.iter().map(|f| f.visited_bytes).sum();
     let parent_log_bytes: u64 = finals.iter().map(|f| f.parent_log_bytes).sum();
     let n = unique_states as f64;
-    let per_state = |bytes: u64| {
-        if unique_states > 0 {
-            bytes as f64 / n
-        } else {
-            0.0
-        }
-    };
     Ok(Some(ExploreReport {
         unique_states,
         total_states,
@@ -722,16 +715,14 @@ where
         properties: reports,
         elapsed: start.elapsed(),
         stopped_early: coordinator.stopped_early,
-        memory: MemoryReport {
-            peak_rss_bytes: per_process.iter().filter_map(|p| p.peak_rss_bytes).max(),
-            peak_estimate_bytes: coordinator.peak_memory,
+        memory: MemoryReport::new(
+            per_process.iter().filter_map(|p| p.peak_rss_bytes).max(),
+            coordinator.peak_memory,
             visited_bytes,
-            visited_bytes_per_state: per_state(visited_bytes),
             parent_log_bytes,
-            parent_log_bytes_per_state: per_state(parent_log_bytes),
-            stored_bytes_per_state: per_state(visited_bytes + parent_log_bytes),
-            level_scratch_bytes: finals.iter().map(|f| f.scratch_bytes).sum(),
-        },
+            finals.iter().map(|f| f.scratch_bytes).sum(),
+            unique_states,
+        ),
         collision_probability: n * (total_states.saturating_sub(unique_states)) as f64
             / 2f64.powi(64),
         fingerprint_collisions: 0,

@@ -33,18 +33,6 @@ pub fn life_colour(life: Life) -> &'static str {
     }
 }
 
-/// Every lifecycle state, in the order of the legend.
-pub const LIVES: [Life; 8] = [
-    Life::Raw,
-    Life::Tentative,
-    Life::Validated,
-    Life::Committed,
-    Life::ActionSafe,
-    Life::Quarantined,
-    Life::Superseded,
-    Life::Revoked,
-];
-
 /// The two-line label of record `id`: `r1 Summary` / `Committed`, with slot and value for a
 /// belief and the effect for a tool call.
 fn label(id: u8, state: &State) -> String {
@@ -113,7 +101,7 @@ pub fn dag_svg(state: &State, changed: RecordSet) -> String {
 
 /// The legend of the lifecycle colours, as HTML.
 pub fn legend_html() -> String {
-    LIVES
+    Life::ALL
         .iter()
         .map(|&l| {
             format!(
