@@ -9,6 +9,9 @@
 //! The Explorer test drives Chromium through ChromeDriver's W3C WebDriver protocol, spoken
 //! here over plain HTTP (a handful of requests: no client library needed).
 
+mod binary_support;
+use binary_support::*;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -43,13 +46,6 @@ fn chromium() -> Option<PathBuf> {
 
 fn shots() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-browser-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -94,15 +90,6 @@ fn render(chromium: &Path, url: &str, shot: &str) -> String {
         png.display()
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn memtx(args: &[&str], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_memtx"))
-        .args(args)
-        .current_dir(dir)
-        .env("CI", "true")
-        .output()
-        .expect("memtx runs")
 }
 
 /// The run's page of the no-cascade check: the verdict names I2, the plots are SVG with

@@ -1,24 +1,11 @@
 //! The `memtx` binary as a user meets it: exit codes, one-line errors for bad input (exit 2, no
 //! panic, nothing half-written), `--json` output, and the replay command a violation prints.
 
+mod binary_support;
+use binary_support::*;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn memtx(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memtx"))
-        .args(args)
-        .current_dir(dir)
-        .env("CI", "true")
-        .output()
-        .expect("the memtx binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use std::process::Output;
 
 /// Exit code 2, exactly one line on stderr starting with `memtx:`, no panic, nothing on stdout.
 fn assert_user_error(out: &Output, mentions: &str) {

@@ -8,17 +8,13 @@
 //! it. The bound on how long the child may take to stop is generous (a liveness check, not a
 //! speed target): the explorer polls the interrupt every 256 states.
 
+mod binary_support;
+use binary_support::*;
+
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-int-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A child `memtx check --preset paper`, past its preamble, with the rest of its stdout read
 /// on a thread (so a full pipe cannot stall it).

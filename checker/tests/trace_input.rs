@@ -2,24 +2,11 @@
 //! the size limit (a regular file, `/dev/zero`), duplicate keys, 1-based step numbers in
 //! messages, long values cut. Each is exit 2 with one line on stderr and no panic.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod binary_support;
+use binary_support::*;
 
-fn memtx(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memtx"))
-        .args(args)
-        .current_dir(dir)
-        .env("CI", "true")
-        .output()
-        .expect("the memtx binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-input-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
-}
+use std::path::Path;
+use std::process::Output;
 
 /// Exit 2, one line on stderr starting with `memtx:`, no panic, nothing on stdout; returns the
 /// line.

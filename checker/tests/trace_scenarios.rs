@@ -3,6 +3,9 @@
 //! wrong expectation fails naming its step; `--write-states` completes a scenario; each trap
 //! fails once the defence it exercises is removed; `step_rows` renders a trace's step table.
 
+mod binary_support;
+use binary_support::*;
+
 mod trace_support;
 
 use memtx_checker::trace::replay::replay;
@@ -10,23 +13,7 @@ use memtx_checker::trace::{step_rows, Trace};
 use memtx_model::Variant;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn memtx(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memtx"))
-        .args(args)
-        .current_dir(dir)
-        .env("CI", "true")
-        .output()
-        .expect("the memtx binary runs")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-scen-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
-}
+use std::process::Output;
 
 fn scenario_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions/scenarios")

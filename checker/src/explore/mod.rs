@@ -403,7 +403,6 @@ where
         .map(|s| s.fresh.bytes() + s.log.staging_bytes())
         .sum();
     let held: u64 = shards.iter().map(Shard::bytes).sum();
-    let n = unique_states as f64;
     Ok(ExploreReport {
         unique_states,
         total_states,
@@ -423,7 +422,7 @@ where
         collision_probability: if options.exact {
             0.0
         } else {
-            n * (total_states.saturating_sub(unique_states)) as f64 / 2f64.powi(64)
+            report::collision_probability(unique_states, total_states)
         },
         fingerprint_collisions: shards.iter().map(Shard::collisions).sum(),
         states_per_worker: shards.iter().map(Shard::len).collect(),

@@ -158,6 +158,12 @@ pub struct MemoryReport {
     pub level_scratch_bytes: u64,
 }
 
+/// TLC's optimistic fingerprint-collision probability of a run that found `unique` distinct
+/// states among `total` generated ones with 64-bit fingerprints: `unique · (total − unique) / 2^64`.
+pub(crate) fn collision_probability(unique: u64, total: u64) -> f64 {
+    unique as f64 * total.saturating_sub(unique) as f64 / 2f64.powi(64)
+}
+
 impl MemoryReport {
     /// The report of an exploration that stored `unique_states` states in `visited_bytes`
     /// of visited sets and `parent_log_bytes` of parent logs; the per-state figures are

@@ -706,7 +706,6 @@ where
     }
     let visited_bytes: u64 = finals.iter().map(|f| f.visited_bytes).sum();
     let parent_log_bytes: u64 = finals.iter().map(|f| f.parent_log_bytes).sum();
-    let n = unique_states as f64;
     Ok(Some(ExploreReport {
         unique_states,
         total_states,
@@ -723,8 +722,7 @@ where
             finals.iter().map(|f| f.scratch_bytes).sum(),
             unique_states,
         ),
-        collision_probability: n * (total_states.saturating_sub(unique_states)) as f64
-            / 2f64.powi(64),
+        collision_probability: super::report::collision_probability(unique_states, total_states),
         fingerprint_collisions: 0,
         states_per_worker: finals.iter().map(|f| f.states).collect(),
         coverage: options.coverage.map(|_| coverage_tally.finish()),
