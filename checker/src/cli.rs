@@ -204,6 +204,15 @@ pub struct CheckArgs {
     /// 1h; 0s saves at every level boundary.
     #[arg(long, value_name = "DURATION")]
     pub checkpoint_every: Option<String>,
+    /// Where the workers run: --local N, or --processes N --process I --hostfile FILE.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Where the timely workers of a run over processes are (`memtx check` and `memtx resume`);
+/// without any of these the run is on threads of this process.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ClusterArgs {
     /// Run over N processes on this machine (loopback), each with --threads timely
     /// workers; the counts, verdicts and traces are those of one thread.
     #[arg(long, value_name = "N", conflicts_with_all = ["processes", "process", "hostfile"])]
@@ -244,6 +253,10 @@ pub struct ResumeArgs {
     /// Print the whole rule-coverage table.
     #[arg(long)]
     pub coverage: bool,
+    /// Where the workers run: --local N, or --processes N --process I --hostfile FILE (any
+    /// placement resumes any checkpoint, with the same result).
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 /// `memtx replay`.

@@ -7,7 +7,7 @@
 //! on stderr and exit code 2: the survivors lose their connection to it and stop
 //! ([`crate::explore::ExploreError::Cluster`]), and `--local` kills whatever is left.
 
-use crate::cli::CheckArgs;
+use crate::cli::ClusterArgs;
 use crate::error::{ErrorKind, UserError};
 use crate::explore::Cluster;
 use std::ffi::OsString;
@@ -22,6 +22,10 @@ use std::time::{Duration, Instant};
 /// the user typed it, so that process 0's report and traces record that command.
 pub const COMMAND_VARIABLE: &str = "MEMTX_LOCAL_COMMAND";
 
+/// Set by `--local` in its children's environment: the child watches its standard input,
+/// a pipe from the supervising process, and stops when it closes ([`watch_supervisor`]).
+pub const SUPERVISED_VARIABLE: &str = "MEMTX_LOCAL_SUPERVISED";
+
 /// Most processes `--local` and `--processes` accept.
 const MAX_PROCESSES: usize = 1024;
 /// How long `--local` waits for process 0 to report a lost peer itself before killing it.
@@ -34,7 +38,7 @@ const GRACE: Duration = Duration::from_secs(5);
 ///
 /// A one-line [`UserError`] for an index out of range or a hostfile that cannot be read
 /// or has fewer than N `host:port` lines.
-pub fn cluster_of(args: &CheckArgs) -> Result<Option<Cluster>, UserError> {
+pub fn cluster_of(args: &ClusterArgs, threads: usize) -> Result<Option<Cluster>, UserError> {
     let Some(processes) = args.processes else {
         return Ok(None);
     };
@@ -62,7 +66,7 @@ pub fn cluster_of(args: &CheckArgs) -> Result<Option<Cluster>, UserError> {
     };
     let addresses = read_hostfile(hostfile, processes)?;
     Ok(Some(Cluster::Processes {
-        threads: args.threads,
+        threads,
         process,
         addresses,
     }))
@@ -141,16 +145,15 @@ struct Member {
     status: Option<ExitStatus>,
 }
 
-/// `memtx check … --local N`: starts N processes of this binary with `--processes N
-/// --process i --hostfile <loopback addresses>`, relays process 0's output and exit code,
-/// and turns the death of any process into one line on stderr and exit code 2 (killing the
-/// others).
+/// `memtx check … --local N` (or `memtx resume … --local N`): starts N processes of this
+/// binary with the same command and `--processes N --process i --hostfile <loopback
+/// addresses>`, relays process 0's output and exit code, and turns the death of any process
+/// into one line on stderr and exit code 2 (killing the others).
 ///
 /// # Errors
 ///
 /// A one-line [`UserError`] when the processes cannot be started or one of them is lost.
-pub fn run_local(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
-    let n = args.local.unwrap_or(1);
+pub fn run_local(n: usize, command: &str) -> Result<u8, UserError> {
     if n == 0 || n > MAX_PROCESSES {
         return Err(UserError::new(
             ErrorKind::Usage,
@@ -207,8 +210,9 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
             .arg(i.to_string())
             .arg("--hostfile")
             .arg(hostfile)
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .env(COMMAND_VARIABLE, command)
+            .env(SUPERVISED_VARIABLE, "1")
             .stdout(if i == 0 {
                 Stdio::piped()
             } else {
@@ -312,6 +316,24 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// In a process started by `--local` ([`SUPERVISED_VARIABLE`] set): a thread that waits
+/// for the end of standard input, the pipe from the supervising process, and ends this
+/// process (exit code 2) when it comes. The supervisor keeps the pipe open as long as it
+/// lives, so that when it is killed (even by SIGKILL, which it cannot catch) its processes
+/// do not run on unwatched; the run then resumes from its last checkpoint, like any kill.
+pub fn watch_supervisor() {
+    if std::env::var_os(SUPERVISED_VARIABLE).is_none() {
+        return;
+    }
+    std::thread::spawn(|| {
+        let mut sink = [0u8; 64];
+        let mut stdin = std::io::stdin().lock();
+        while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+        eprintln!("memtx: the --local process that started this one is gone; stopping");
+        std::process::exit(2);
+    });
 }
 
 /// Copies process 0's stdout to this process's, without the connection progress lines

@@ -57,13 +57,11 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
         || (engine == Engine::Fast
             && !args.no_symmetry
             && memtx_model::presets::symmetric_by_default(&args.preset));
-    let cluster = crate::cluster::cluster_of(args)?;
-    if cluster.is_some()
-        && (engine == Engine::Stateright || args.exact || args.checkpoint.is_some())
-    {
+    let cluster = crate::cluster::cluster_of(&args.cluster, args.threads)?;
+    if cluster.is_some() && (engine == Engine::Stateright || args.exact) {
         return Err(UserError::new(
             ErrorKind::Usage,
-            "--local and --processes need the fast engine without --exact or --checkpoint: drop those, or run on threads",
+            "--local and --processes need the fast engine without --exact: drop those, or run on threads",
         ));
     }
     let engine = if cluster.is_some() {
@@ -183,11 +181,12 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
     if let Some(dir) = &args.checkpoint {
         crate::fsutil::check_writable_dir(dir, "--checkpoint")?;
     }
-    if args.local.is_some() {
-        return crate::cluster::run_local(args, command);
+    if let Some(n) = args.cluster.local {
+        return crate::cluster::run_local(n, command);
     }
+    crate::cluster::watch_supervisor();
     crate::interrupt::install()?;
-    if args.process.is_some_and(|p| p != 0) {
+    if args.cluster.process.is_some_and(|p| p != 0) {
         // A cluster member other than process 0 lends its workers; process 0 reports.
         check_announcing(args, command, &|_| {})?;
         return Ok(0);
@@ -205,14 +204,19 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
 }
 
 /// `memtx resume DIR`: reads the check saved in the checkpoint directory, continues it on
-/// `--threads` threads (writing checkpoints into the same directory at the saved interval),
-/// and prints and reports it as `memtx check` does, saying that it was resumed. The result is
-/// the uninterrupted run's.
+/// `--threads` threads, or over processes (`--local N`, `--processes N --process I
+/// --hostfile FILE`), whatever the saved run ran on, writing checkpoints into the same
+/// directory at the saved interval, and prints and reports it as `memtx check` does, saying
+/// that it was resumed. The result is the uninterrupted run's.
 pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError> {
+    if let Some(n) = args.cluster.local {
+        // The processes read the checkpoint; this one only starts and watches them.
+        check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;
+        return crate::cluster::run_local(n, command);
+    }
+    crate::cluster::watch_supervisor();
     let saved = crate::explore::load(&args.dir)?;
-    let shown = crate::explore::checkpoint::file_in(&args.dir)
-        .display()
-        .to_string();
+    let shown = args.dir.display().to_string();
     let run: SavedRun = serde_json::from_value(saved.run().clone()).map_err(|e| {
         UserError::with_fix(
             ErrorKind::Malformed,
@@ -240,11 +244,16 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
         ));
     }
     check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;
+    let cluster = crate::cluster::cluster_of(&args.cluster, threads)?;
     crate::interrupt::install()?;
     let level = saved.level();
     let before = saved.unique_states();
     let opts = RunOptions {
-        engine: Engine::Fast,
+        engine: if cluster.is_some() {
+            Engine::Timely
+        } else {
+            Engine::Fast
+        },
         threads,
         symmetry: run.symmetry,
         exact: false,
@@ -257,9 +266,12 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
             run: saved.run().clone(),
         }),
         resume: Some(Arc::new(saved)),
-        cluster: None,
+        cluster,
     };
-    let announce = announcer(args.json);
+    let other_process = args.cluster.process.is_some_and(|p| p != 0);
+    let quiet = |_: &str| {};
+    let loud = announcer(args.json);
+    let announce: &dyn Fn(&str) = if other_process { &quiet } else { &loud };
     announce(&format!(
         "memtx resume: {shown}, from level {level} ({before} distinct states found before it)\n"
     ));
@@ -277,6 +289,10 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
         command,
         &run.command,
     )?;
+    if other_process {
+        // A cluster member other than process 0 lends its workers; process 0 reports.
+        return Ok(0);
+    }
     present(
         &result,
         &Presentation {

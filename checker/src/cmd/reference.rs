@@ -40,10 +40,7 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
         coverage: false,
         checkpoint: None,
         checkpoint_every: None,
-        local: None,
-        processes: None,
-        process: None,
-        hostfile: None,
+        cluster: Default::default(),
     }
 }
 

@@ -56,6 +56,24 @@
 //! the header (format, version, tool) first, then the checksum, then every length against
 //! the file's size, so a damaged or truncated file is a one-line error.
 //!
+//! # Over processes: one part per worker
+//!
+//! A run over timely workers ([`super::timely`]) has no process that holds every shard, so
+//! each worker writes its own shard as a file of the same format holding one shard, named
+//! `L<level>-part-<worker>-of-<workers>.memtx` ([`part_name`]), with `part` and `parts` in
+//! its header; the run's counts, discoveries and levels are in every part (each worker's
+//! replica of the coordinator holds them), its own coverage tally in each (worker 0's also
+//! carries the tally of the run before a resume). Each part is written atomically as above.
+//! The checkpoint is complete when every part is: the workers tell each other, and only
+//! then is the previous checkpoint's set removed. A kill at any moment therefore leaves the
+//! previous set or the new one complete, and [`load`] reads the newest level whose parts
+//! are all there, checks that they describe the same run at the same moment, and puts them
+//! together as one checkpoint with one shard per old worker. From there, [`restore`] is the
+//! same for both: a checkpoint written over processes resumes on threads, and one written on
+//! threads resumes over any number of processes. On a cluster each process writes into the
+//! directory it sees; to resume, every part must be in the directory each process reads
+//! (a shared file system, or copies).
+//!
 //! Exact mode is refused: its visited sets would need every packed state.
 
 use super::coordinator::Found;
@@ -272,13 +290,84 @@ impl Out {
     }
 }
 
-/// The path of the checkpoint file in `dir`.
+/// The path of the checkpoint file of a run on threads in `dir`.
 pub fn file_in(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
 }
 
-/// Writes a checkpoint into `dir` atomically (see the [module documentation](self)).
+/// The name of worker `part`'s file of a checkpoint at `level` of a run over `parts` timely
+/// workers ([`write_part`]).
+pub fn part_name(level: usize, part: usize, parts: usize) -> String {
+    format!("L{level:04}-part-{part:04}-of-{parts:04}.memtx")
+}
+
+/// `(level, part, parts)` of a file named by [`part_name`].
+fn parse_part_name(name: &str) -> Option<(usize, usize, usize)> {
+    let rest = name.strip_prefix('L')?.strip_suffix(".memtx")?;
+    let (level, rest) = rest.split_once("-part-")?;
+    let (part, parts) = rest.split_once("-of-")?;
+    let all_digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !(all_digits(level) && all_digits(part) && all_digits(parts)) {
+        return None;
+    }
+    let (level, part, parts) = (level.parse().ok()?, part.parse().ok()?, parts.parse().ok()?);
+    (part < parts).then_some((level, part, parts))
+}
+
+/// Writes the checkpoint of a run on threads into `dir` atomically (see the [module
+/// documentation](self)); then removes the parts of any checkpoint over processes left there.
 pub(crate) fn write(dir: &Path, data: &SaveData<'_>) -> Result<(), String> {
+    write_file(dir, FILE_NAME, None, data)?;
+    remove_obsolete(dir, None);
+    Ok(())
+}
+
+/// Writes worker `part`'s share of a checkpoint of a run over `parts` timely workers into
+/// `dir` atomically, as [`part_name`]. The checkpoint is complete once every worker's part is
+/// (the caller's barrier), and only then may [`remove_obsolete`] remove the previous one.
+pub(crate) fn write_part(
+    dir: &Path,
+    part: usize,
+    parts: usize,
+    data: &SaveData<'_>,
+) -> Result<(), String> {
+    write_file(
+        dir,
+        &part_name(data.level, part, parts),
+        Some((part, parts)),
+        data,
+    )
+}
+
+/// Removes from `dir` every checkpoint file but those of the checkpoint just completed:
+/// `keep` is `(level, parts)` of a checkpoint over processes, `None` for the single file of a
+/// run on threads. Files already gone (another process of the run removed them) are fine.
+pub(crate) fn remove_obsolete(dir: &Path, keep: Option<(usize, usize)>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let obsolete = match parse_part_name(&name) {
+            Some((level, _, parts)) => keep != Some((level, parts)),
+            None => name == FILE_NAME && keep.is_some(),
+        };
+        if obsolete {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+fn write_file(
+    dir: &Path,
+    name: &str,
+    part: Option<(usize, usize)>,
+    data: &SaveData<'_>,
+) -> Result<(), String> {
     let fail = |what: &str, e: std::io::Error| {
         format!(
             "cannot write a checkpoint in {}: {what}: {e}",
@@ -286,8 +375,14 @@ pub(crate) fn write(dir: &Path, data: &SaveData<'_>) -> Result<(), String> {
         )
     };
     fs::create_dir_all(dir).map_err(|e| fail("cannot create the directory", e))?;
-    remove_stale_temporaries(dir);
-    let temp = dir.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
+    // A part's temporaries are named after its part, so that the processes of a run that
+    // share the directory never remove each other's.
+    let stem = match part {
+        Some((p, n)) => format!("-part-{p:04}-of-{n:04}.memtx"),
+        None => FILE_NAME.to_string(),
+    };
+    remove_stale_temporaries(dir, &stem);
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut guard = crate::fsutil::TempGuard::new(temp.clone());
     let file = OpenOptions::new()
         .write(true)
@@ -300,7 +395,7 @@ pub(crate) fn write(dir: &Path, data: &SaveData<'_>) -> Result<(), String> {
         sum: Checksum::default(),
         scratch: Vec::new(),
     };
-    write_body(&mut out, data).map_err(|e| fail("write failed", e))?;
+    write_body(&mut out, data, part).map_err(|e| fail("write failed", e))?;
     let sum = out.sum.finish();
     out.w
         .write_all(&sum.to_le_bytes())
@@ -311,7 +406,7 @@ pub(crate) fn write(dir: &Path, data: &SaveData<'_>) -> Result<(), String> {
         .map_err(|e| fail("write failed", e.into_error()))?;
     file.sync_all().map_err(|e| fail("fsync failed", e))?;
     drop(file);
-    fs::rename(&temp, file_in(dir)).map_err(|e| fail("rename failed", e))?;
+    fs::rename(&temp, dir.join(name)).map_err(|e| fail("rename failed", e))?;
     guard.disarm();
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
@@ -319,31 +414,45 @@ pub(crate) fn write(dir: &Path, data: &SaveData<'_>) -> Result<(), String> {
     Ok(())
 }
 
-/// Removes temporaries of checkpoint writes that a killed run left behind.
-fn remove_stale_temporaries(dir: &Path) {
+/// Removes temporaries of checkpoint writes that a killed run left behind: those whose name
+/// ends with `stem` and `.<pid>.tmp`.
+fn remove_stale_temporaries(dir: &Path, stem: &str) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
-    let prefix = format!(".{FILE_NAME}.");
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(&prefix) && name.ends_with(".tmp") {
+        let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+            continue;
+        };
+        if rest
+            .rsplit_once('.')
+            .is_some_and(|(file, _pid)| file.ends_with(stem))
+        {
             let _ = fs::remove_file(entry.path());
         }
     }
 }
 
-fn write_body(out: &mut Out, d: &SaveData<'_>) -> std::io::Result<()> {
-    let header = serde_json::json!({
+fn write_body(
+    out: &mut Out,
+    d: &SaveData<'_>,
+    part: Option<(usize, usize)>,
+) -> std::io::Result<()> {
+    let mut header = serde_json::json!({
         "format": FORMAT,
         "version": VERSION,
         "tool": tool(),
         "level": d.level,
         "unique_states": d.distinct,
-        "threads": d.shards.len(),
+        "threads": part.map_or(d.shards.len(), |(_, parts)| parts),
         "run": d.run,
     });
+    if let Some((p, n)) = part {
+        header["part"] = serde_json::json!(p);
+        header["parts"] = serde_json::json!(n);
+    }
     let mut line = serde_json::to_string(&header).map_err(std::io::Error::other)?;
     line.push('\n');
     out.bytes(line.as_bytes())?;
@@ -468,14 +577,154 @@ impl In {
 }
 
 /// Reads the checkpoint in `dir`, checking its format, version, tool and checksum; see the
-/// [module documentation](self).
+/// [module documentation](self). A run on threads leaves one file ([`FILE_NAME`]); a run
+/// over processes one part per worker ([`part_name`]), of which the newest level whose
+/// parts are all there is read, and the parts are put together as one checkpoint (so a
+/// checkpoint written over processes resumes on threads, and the other way round).
 ///
 /// # Errors
 ///
 /// A one-line [`UserError`]: no checkpoint there, not a checkpoint, another format version or
-/// memtx version, or a damaged or truncated file.
+/// memtx version, a damaged or truncated file, or parts that do not belong together.
 pub fn load(dir: &Path) -> Result<Checkpoint, UserError> {
-    let path = file_in(dir);
+    let single = file_in(dir);
+    let single_level = single.is_file().then(|| peek_level(&single));
+    let mut groups: std::collections::BTreeMap<(usize, usize), Vec<Option<PathBuf>>> =
+        std::collections::BTreeMap::new();
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if let Some((level, part, parts)) = parse_part_name(&name.to_string_lossy()) {
+                let slots = groups
+                    .entry((level, parts))
+                    .or_insert_with(|| vec![None; parts]);
+                slots[part] = Some(entry.path());
+            }
+        }
+    }
+    let complete = groups
+        .iter()
+        .filter(|(_, slots)| slots.iter().all(Option::is_some))
+        .map(|(&(level, parts), slots)| (level, parts, slots.iter().flatten().cloned().collect()))
+        .max_by_key(|&(level, parts, _): &(usize, usize, Vec<PathBuf>)| (level, parts));
+    match (single_level, complete) {
+        (Some(level), Some((parts_level, parts, paths))) if parts_level > level.unwrap_or(0) => {
+            load_parts(dir, parts_level, parts, &paths)
+        }
+        (Some(_), _) => {
+            let (_, checkpoint) = load_file(&single)?;
+            verify(checkpoint, &single.display().to_string())
+        }
+        (None, Some((level, parts, paths))) => load_parts(dir, level, parts, &paths),
+        (None, None) => {
+            let shown = dir.display();
+            let what = match groups.iter().next_back() {
+                Some(((level, parts), slots)) => format!(
+                    "{shown} holds only an incomplete checkpoint over processes ({} of {parts} parts at level {level})",
+                    slots.iter().flatten().count()
+                ),
+                None => format!("there is no checkpoint in {shown}"),
+            };
+            Err(UserError::with_fix(
+                ErrorKind::Io,
+                what,
+                "give the directory that `memtx check --checkpoint DIR` wrote",
+            ))
+        }
+    }
+}
+
+/// The `level` of a checkpoint file's header, if it can be read (a damaged file is reported
+/// when it is loaded).
+fn peek_level(path: &Path) -> Option<usize> {
+    let file = File::open(path).ok()?;
+    let mut line = Vec::new();
+    BufReader::new(file)
+        .take(MAX_HEADER)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    let header: serde_json::Value = serde_json::from_slice(&line).ok()?;
+    usize::try_from(header.get("level")?.as_u64()?).ok()
+}
+
+/// Reads the `parts` parts of the checkpoint at `level` and puts them together.
+fn load_parts(
+    dir: &Path,
+    level: usize,
+    parts: usize,
+    paths: &[PathBuf],
+) -> Result<Checkpoint, UserError> {
+    let shown = format!("{} (level {level}, {parts} parts)", dir.display());
+    let mismatch = |what: String| {
+        UserError::with_fix(
+            ErrorKind::Malformed,
+            format!("checkpoint {shown}: the parts do not belong together ({what})"),
+            "remove the parts of other runs from the directory, or run the check again",
+        )
+    };
+    let mut whole: Option<Checkpoint> = None;
+    for (i, path) in paths.iter().enumerate() {
+        let (header, part) = load_file(path)?;
+        let field = |key: &str| header.get(key).and_then(serde_json::Value::as_u64);
+        if field("part") != Some(i as u64) || field("parts") != Some(parts as u64) {
+            return Err(mismatch(format!(
+                "{} does not say it is part {i} of {parts}",
+                path.display()
+            )));
+        }
+        if part.shards != 1 || part.level != level {
+            return Err(mismatch(format!(
+                "{} holds {} shards at level {}",
+                path.display(),
+                part.shards,
+                part.level
+            )));
+        }
+        let Some(w) = whole.as_mut() else {
+            whole = Some(part);
+            continue;
+        };
+        let same = w.run == part.run
+            && w.discoveries == part.discoveries
+            && w.states_per_depth == part.states_per_depth
+            && (w.generated, w.distinct, w.expanded, w.max_depth)
+                == (part.generated, part.distinct, part.expanded, part.max_depth);
+        if !same {
+            return Err(mismatch(format!(
+                "{} describes another run or another moment of it",
+                path.display()
+            )));
+        }
+        w.shards += 1;
+        w.logs.extend(part.logs);
+        w.frontiers.extend(part.frontiers);
+        w.elapsed = w.elapsed.max(part.elapsed);
+        part.tally.merge_into(&mut w.tally);
+    }
+    let whole = whole.ok_or_else(|| mismatch("no parts".to_string()))?;
+    verify(whole, &shown)
+}
+
+/// Checks that the levels add up to the counts (a whole checkpoint, after its parts are
+/// put together).
+fn verify(checkpoint: Checkpoint, shown: &str) -> Result<Checkpoint, UserError> {
+    let stored: usize = checkpoint.logs.iter().flatten().map(|(k, _)| k.len()).sum();
+    if checkpoint.states_per_depth.len() != checkpoint.level + 1
+        || checkpoint.states_per_depth.iter().sum::<u64>() != checkpoint.distinct
+        || stored as u64 != checkpoint.distinct
+    {
+        return Err(UserError::with_fix(
+            ErrorKind::Malformed,
+            format!("checkpoint {shown} is damaged (the levels and the counts disagree)"),
+            "resume from an intact copy, or run the check again",
+        ));
+    }
+    Ok(checkpoint)
+}
+
+/// Reads one checkpoint file (a whole checkpoint or one part): its header and body.
+fn load_file(path: &Path) -> Result<(serde_json::Value, Checkpoint), UserError> {
+    let path = path.to_path_buf();
     let shown = path.display().to_string();
     let damaged = |what: String| {
         UserError::with_fix(
@@ -575,7 +824,8 @@ pub fn load(dir: &Path) -> Result<Checkpoint, UserError> {
         left: size - 8,
     };
     input.bytes(header_len).map_err(damaged)?;
-    read_body(&mut input, run).map_err(damaged)
+    let checkpoint = read_body(&mut input, run).map_err(damaged)?;
+    Ok((header, checkpoint))
 }
 
 fn read_body(input: &mut In, run: serde_json::Value) -> Result<Checkpoint, String> {
@@ -642,11 +892,7 @@ fn read_body(input: &mut In, run: serde_json::Value) -> Result<Checkpoint, Strin
     if input.bytes(8)? != END || input.left != 0 {
         return Err("no end marker where expected".into());
     }
-    let stored: usize = logs.iter().flatten().map(|(k, _)| k.len()).sum();
-    if states_per_depth.len() != levels
-        || states_per_depth.iter().sum::<u64>() != distinct
-        || stored as u64 != distinct
-    {
+    if states_per_depth.len() != levels {
         return Err("the levels and the counts disagree".into());
     }
     Ok(Checkpoint {
@@ -666,9 +912,11 @@ fn read_body(input: &mut In, run: serde_json::Value) -> Result<Checkpoint, Strin
     })
 }
 
-/// The shards of a resumed run on `threads` threads, and its discoveries so far; see the
+/// The shards of a resumed run on `threads` workers, and its discoveries so far; see the
 /// [module documentation](self). `unpacks` says whether packed bytes are a state of the
-/// model.
+/// model. Only the shards in `mine` (the workers of this process) get their states; the
+/// others are left empty, for the processes that own them. Every process keeps the keys of
+/// every saved level before the frontier, in one read-only table shared by its shards.
 ///
 /// # Errors
 ///
@@ -679,6 +927,7 @@ pub(crate) fn restore(
     locality: Option<Locality>,
     properties: usize,
     unpacks: &dyn Fn(&[u8]) -> bool,
+    mine: std::ops::Range<usize>,
 ) -> Result<(Vec<Shard>, Vec<Found>), String> {
     let bad = |what: &str| format!("the checkpoint does not fit this model: {what}");
     if ck.discoveries.len() != properties {
@@ -738,8 +987,10 @@ pub(crate) fn restore(
                     return Err(bad("a key in two levels"));
                 }
                 restored.add_growing(key);
-                keys[j % threads].push(key);
-                parents[j % threads].push(parent);
+                if mine.contains(&(j % threads)) {
+                    keys[j % threads].push(key);
+                    parents[j % threads].push(parent);
+                }
                 refs[s as usize][i as usize] = parent_ref(j, 0, 1);
             }
             for (p, saved) in ck.discoveries.iter().enumerate() {
@@ -762,6 +1013,9 @@ pub(crate) fn restore(
                     return Err(bad("a key in two levels"));
                 }
                 let owner = owner_of(bytes, key, locality, threads);
+                if !mine.contains(&owner) {
+                    continue;
+                }
                 let shard = &mut shards[owner];
                 keys[owner].push(key);
                 parents[owner].push(parent);
@@ -784,7 +1038,7 @@ pub(crate) fn restore(
     let restored = Arc::new(restored);
     for (t, shard) in shards.iter_mut().enumerate() {
         shard.restored = Some(Arc::clone(&restored));
-        shard.counts_restored = t == 0;
+        shard.counts_restored = t == mine.start;
     }
     Ok((shards, found))
 }

@@ -8,6 +8,7 @@
 //! and decides whether the next level is expanded.
 
 use super::checkpoint::{self, CheckpointPlan, SaveData, ShardSnapshot};
+use super::coverage::Tally;
 use super::report::{Progress, StopReason};
 use super::sync::{lock, Decision, Shared};
 use std::sync::atomic::AtomicBool;
@@ -205,11 +206,7 @@ impl<'a> Coordinator<'a> {
         };
         let stop = self.stopped_early.is_some() || level_new == 0;
         let mut decision = self.decision(stop);
-        decision.save = !stop
-            && self
-                .saving
-                .as_ref()
-                .is_some_and(|s| s.last.elapsed() >= s.plan.every);
+        decision.save = !stop && self.checkpoint_due();
         *lock(&shared.decision) = decision;
         self.level += 1;
     }
@@ -231,15 +228,49 @@ impl<'a> Coordinator<'a> {
         for snapshot in &snapshots {
             snapshot.tally.clone().merge_into(&mut tally);
         }
+        let result = self.write(shared, &snapshots, &tally, None);
+        if let Some(saving) = &mut self.saving {
+            match result {
+                Ok(()) => saving.written += 1,
+                Err(e) => {
+                    saving.error.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    /// The timely engine's checkpoint phase ([`super::timely`]): writes worker `part`'s share
+    /// of the checkpoint (its lent shard and its `tally`, which for worker 0 includes the run
+    /// before a resume) as part `part` of `parts`. The checkpoint is complete once every
+    /// worker's part is; the caller counts it then.
+    pub(crate) fn save_part(
+        &mut self,
+        shared: &Shared,
+        snapshot: &ShardSnapshot,
+        tally: &Tally,
+        part: usize,
+        parts: usize,
+    ) -> Result<(), String> {
+        self.write(shared, &[snapshot], tally, Some((part, parts)))
+    }
+
+    fn write(
+        &mut self,
+        shared: &Shared,
+        shards: &[&ShardSnapshot],
+        tally: &Tally,
+        part: Option<(usize, usize)>,
+    ) -> Result<(), String> {
         let distinct = self.distinct(shared);
         let generated = self.init_generated + shared.sum(|c| &c.generated);
         let expanded = self.base_expanded + shared.sum(|c| &c.expanded);
+        let elapsed = self.start.elapsed();
         let Some(saving) = &mut self.saving else {
-            return;
+            return Ok(());
         };
         let data = SaveData {
             run: &saving.plan.run,
-            shards: &snapshots,
+            shards,
             discoveries: self
                 .discoveries
                 .iter()
@@ -251,15 +282,21 @@ impl<'a> Coordinator<'a> {
             expanded,
             max_depth: self.max_depth,
             level: self.level,
-            elapsed: self.start.elapsed(),
-            tally: &tally,
+            elapsed,
+            tally,
         };
-        match checkpoint::write(&saving.plan.dir, &data) {
-            Ok(()) => saving.written += 1,
-            Err(e) => {
-                saving.error.get_or_insert(e);
-            }
-        }
+        let result = match part {
+            None => checkpoint::write(&saving.plan.dir, &data),
+            Some((p, n)) => checkpoint::write_part(&saving.plan.dir, p, n, &data),
+        };
         saving.last = Instant::now();
+        result
+    }
+
+    /// Whether a checkpoint is due by the clock (the interval since the last one passed).
+    pub(crate) fn checkpoint_due(&self) -> bool {
+        self.saving
+            .as_ref()
+            .is_some_and(|s| s.last.elapsed() >= s.plan.every)
     }
 }

@@ -265,6 +265,7 @@ where
                 options.locality_in_effect(),
                 properties.len(),
                 &unpacks,
+                0..threads,
             )
             .map_err(ExploreError::Checkpoint)?;
             (

@@ -565,21 +565,33 @@ where
     /// others wait; then every worker takes its frontier back.
     fn save(&mut self, coordinator: Option<&mut Coordinator<'_>>) -> Result<(), Poisoned> {
         let shared = self.cx.shared;
-        *lock(&shared.snapshots[self.id]) = Some(ShardSnapshot {
-            levels: self.shard.log.closed_levels(),
-            frontier: std::mem::take(&mut self.shard.next),
-            tally: self.tally.clone(),
-        });
+        *lock(&shared.snapshots[self.id]) = Some(self.lend());
         shared.barrier.wait()?;
         if let Some(c) = coordinator {
             c.save(shared);
         }
         shared.barrier.wait()?;
         match lock(&shared.snapshots[self.id]).take() {
-            Some(snapshot) => self.shard.next = snapshot.frontier,
+            Some(snapshot) => self.take_back(snapshot),
             None => panic!("[memtx internal bug] a worker's checkpoint share was taken"),
         }
         Ok(())
+    }
+
+    /// What this worker lends to a checkpoint written after a level closed: its closed
+    /// levels (shared, no copy), the level just closed (its next frontier, moved out) and a
+    /// copy of its coverage tally. [`Worker::take_back`] returns the frontier.
+    pub(crate) fn lend(&mut self) -> ShardSnapshot {
+        ShardSnapshot {
+            levels: self.shard.log.closed_levels(),
+            frontier: std::mem::take(&mut self.shard.next),
+            tally: self.tally.clone(),
+        }
+    }
+
+    /// Takes back the frontier lent by [`Worker::lend`].
+    pub(crate) fn take_back(&mut self, snapshot: ShardSnapshot) {
+        self.shard.next = snapshot.frontier;
     }
 
     fn expand_level(

@@ -35,13 +35,16 @@
 //!
 //! # Limits
 //!
-//! No exact mode, no checkpoints, no work stealing across workers (a worker expands its own
-//! share only). The memory budget is per process: each process stops requesting growth
+//! No exact mode, no work stealing across workers (a worker expands its own share only).
+//! Checkpoints are written as one part per worker at a level boundary, when worker 0's clock
+//! says one is due (its summary carries that, so every worker writes its part or none does),
+//! and a resumed run deals the saved states to this run's workers ([`super::checkpoint`]). The memory budget is per process: each process stops requesting growth
 //! when its own workers hold the budget, and the stop request reaches every worker with the
 //! level's summaries. A process that loses its connection to another (the other crashed
 //! or was killed) ends with [`ExploreError::Cluster`], not a hang.
 
-use super::coordinator::{Coordinator, Found, Limits, Sighting};
+use super::checkpoint::{self, Checkpoint};
+use super::coordinator::{Coordinator, Found, Limits, Saving, Sighting};
 use super::coverage::Tally;
 use super::path::{self, Keyer, ParentLog};
 use super::report::{read_proc_status_bytes, StopReason};
@@ -90,6 +93,29 @@ impl Cluster {
         match self {
             Cluster::InProcess(n) => (*n).max(1),
             Cluster::Processes { threads, .. } => (*threads).max(1),
+        }
+    }
+
+    /// Timely workers in the whole run.
+    fn workers(&self) -> usize {
+        match self {
+            Cluster::InProcess(n) => (*n).max(1),
+            Cluster::Processes {
+                threads, addresses, ..
+            } => (*threads).max(1) * addresses.len(),
+        }
+    }
+
+    /// The indices of this process's workers.
+    fn mine(&self) -> std::ops::Range<usize> {
+        match self {
+            Cluster::InProcess(n) => 0..(*n).max(1),
+            Cluster::Processes {
+                threads, process, ..
+            } => {
+                let t = (*threads).max(1);
+                process * t..(process + 1) * t
+            }
         }
     }
 
@@ -186,6 +212,8 @@ struct Summary {
     discoveries: Vec<Option<Sighting>>,
     /// [`StopReason::code`] of a stop requested on this worker (0: none).
     stop: u8,
+    /// Whether a checkpoint is due by this worker's clock; worker 0's decides for everyone.
+    save_due: bool,
 }
 
 /// What each worker sends worker 0 at the end.
@@ -222,6 +250,11 @@ enum Wire {
         parent: u32,
     },
     Final(Final),
+    /// A worker wrote its part of a checkpoint (or could not: why).
+    Saved {
+        worker: u32,
+        error: Option<String>,
+    },
 }
 
 type Envelope = (u32, Wire);
@@ -354,18 +387,44 @@ where
             "exact mode is not supported over timely workers".to_string(),
         ));
     }
-    if options.checkpoint.is_some() || options.resume.is_some() {
-        return Err(ExploreError::Cluster(
-            "checkpoints are not supported over timely workers yet".to_string(),
-        ));
-    }
+    // A resumed run: this process's shards, dealt for the whole run's workers once here
+    // (not once per worker), each taken by its worker.
+    let mine = cluster.mine();
+    let restored: Option<(Vec<ShardSlot>, Vec<Found>)> = match options.resume {
+        None => None,
+        Some(saved) => {
+            let unpacks = |bytes: &[u8]| M::State::unpack(bytes).is_some();
+            let (shards, found) = checkpoint::restore(
+                saved,
+                cluster.workers(),
+                options.locality_in_effect(),
+                model.properties().len(),
+                &unpacks,
+                mine.clone(),
+            )
+            .map_err(ExploreError::Checkpoint)?;
+            let shards = shards
+                .into_iter()
+                .skip(mine.start)
+                .take(mine.len())
+                .map(|s| Mutex::new(Some(s)))
+                .collect();
+            Some((shards, found))
+        }
+    };
     install_hook();
     let (builders, others) = cluster
         .config()
         .try_build()
         .map_err(|e| ExploreError::Cluster(format!("cannot set up the cluster: {e}")))?;
-    // The clock starts once the processes are connected: the report times the search.
+    // The clock starts once the processes are connected: the report times the search (a
+    // resumed run's clock starts where the saved run's stopped).
     let start = Instant::now();
+    let start = match options.resume {
+        Some(saved) => start.checked_sub(saved.elapsed()).unwrap_or(start),
+        None => start,
+    };
+    let restored = restored.as_ref();
     let threads = cluster.threads();
     let results: Vec<std::thread::Result<WorkerResult<M>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = builders
@@ -382,7 +441,16 @@ where
                         allocator,
                         Some(Instant::now()),
                     );
-                    run_worker(model, options, &mut worker, threads, start)
+                    let resumed = restored.map(|(shards, found)| {
+                        let Some(shard) = shards
+                            .get(worker.index() - mine.start)
+                            .and_then(|slot| lock(slot).take())
+                        else {
+                            panic!("[memtx internal bug] no restored shard for a worker");
+                        };
+                        Resumed { shard, found }
+                    });
+                    run_worker(model, options, &mut worker, threads, start, resumed)
                 })
             })
             .collect();
@@ -419,6 +487,15 @@ where
 pub type WorkerResult<M> =
     Result<Option<ExploreReport<<M as Model>::State, <M as Model>::Action>>, ExploreError>;
 
+/// A restored shard waiting for its worker to take it.
+type ShardSlot = Mutex<Option<Shard>>;
+
+/// A worker's share of a resumed run: its shard and the discoveries so far.
+struct Resumed<'x> {
+    shard: Shard,
+    found: &'x [Found],
+}
+
 /// One timely worker's whole run.
 fn run_worker<M>(
     model: &M,
@@ -426,6 +503,7 @@ fn run_worker<M>(
     worker: &mut ::timely::worker::Worker,
     threads: usize,
     start: Instant,
+    resumed: Option<Resumed<'_>>,
 ) -> WorkerResult<M>
 where
     M: Model + Sync,
@@ -471,10 +549,17 @@ where
         bytes_to_other_processes: 0,
     };
 
-    let (shards, init_generated) = initial_shards(model, options, peers)?;
-    let init_distinct: u64 = shards.iter().map(Shard::len).sum();
-    let Some(shard) = shards.into_iter().nth(index) else {
-        panic!("[memtx internal bug] no shard for worker {index}");
+    let saved = options.resume;
+    let (shard, init_generated, init_distinct, found) = match (resumed, saved) {
+        (Some(r), Some(saved)) => (r.shard, saved.generated, saved.distinct, Some(r.found)),
+        _ => {
+            let (shards, init_generated) = initial_shards(model, options, peers)?;
+            let init_distinct: u64 = shards.iter().map(Shard::len).sum();
+            let Some(shard) = shards.into_iter().nth(index) else {
+                panic!("[memtx internal bug] no shard for worker {index}");
+            };
+            (shard, init_generated, init_distinct, None)
+        }
     };
     let limits = Limits {
         finish_when_all_discovered: options.finish_when_all_discovered,
@@ -493,6 +578,24 @@ where
         init_distinct,
         properties.len(),
     );
+    coordinator.saving = options.checkpoint.map(|plan| Saving {
+        plan,
+        last: Instant::now(),
+        written: 0,
+        error: None,
+    });
+    // The coverage of the run before a resume, counted once: by worker 0.
+    let mut base_tally = Tally::default();
+    if let (Some(saved), Some(found)) = (saved, found) {
+        coordinator.level = saved.level();
+        coordinator.states_per_depth = saved.states_per_depth().to_vec();
+        coordinator.max_depth = saved.max_depth;
+        coordinator.discoveries = found.to_vec();
+        coordinator.base_expanded = saved.expanded;
+        if index == 0 {
+            base_tally = saved.tally.clone();
+        }
+    }
     let shared = Shared::new(peers, options.max_memory_bytes, coordinator.decision(false));
     let cx = Context {
         model,
@@ -506,7 +609,7 @@ where
     };
     let (senders, outgoing): (Vec<_>, Vec<_>) = (0..peers).map(|_| mpsc::channel::<Msg>()).unzip();
     let (inbox_sender, inbox) = mpsc::channel::<Msg>();
-    let mut w = Worker::new(index, cx, senders, inbox, shard, 0);
+    let mut w = Worker::new(index, cx, senders, inbox, shard, coordinator.level);
     w.reset_coverage();
     let mut stash: Vec<Wire> = Vec::new();
 
@@ -536,7 +639,7 @@ where
 
     let mut pending = coordinator.decision(false).pending;
     let mut expand = init_distinct > 0;
-    if expand && coordinator.beyond_depth(0) {
+    if expand && found.is_none() && coordinator.beyond_depth(0) {
         coordinator.max_depth = 1;
         coordinator.stopped_early = Some(StopReason::MaxDepth);
         expand = false;
@@ -569,6 +672,7 @@ where
             counters: w.counters(),
             discoveries: found,
             stop: shared.stop.load(Ordering::Relaxed),
+            save_due: coordinator.checkpoint_due(),
         };
         for target in 0..peers {
             net.send(target, Wire::Summary(summary.clone()));
@@ -612,11 +716,24 @@ where
         let decision = lock(&shared.decision).clone();
         expand = !decision.stop;
         if expand {
+            // Worker 0's clock decides, so that every worker writes its part or none does.
+            if summaries[0].save_due {
+                write_part(&mut net, &mut coordinator, &shared, &mut w, &base_tally);
+                net.finish_round()?;
+                // Faster workers may already send the next level's batches: to the inbox.
+                pump(&mut net, &mut stash, false)?;
+                count_parts(&mut stash, &mut coordinator, net.index, net.threads, peers);
+            }
             pending = decision.pending;
             w.next_level();
         }
     }
-    let (shard, tally) = w.finish();
+    assert!(
+        !stash.iter().any(|wire| matches!(wire, Wire::Batch(_))),
+        "[memtx internal bug] successor records were left undelivered"
+    );
+    let (shard, mut tally) = w.finish();
+    std::mem::take(&mut base_tally).merge_into(&mut tally);
 
     let chains = gather_chains(&mut net, &mut stash, &shard.log, &coordinator.discoveries)?;
 
@@ -730,9 +847,9 @@ where
         threads: peers,
         exact: false,
         symmetry: options.symmetry.is_some(),
-        resumed_from_level: None,
-        checkpoints_written: 0,
-        checkpoint_error: None,
+        resumed_from_level: saved.map(Checkpoint::level),
+        checkpoints_written: coordinator.saving.as_ref().map_or(0, |s| s.written),
+        checkpoint_error: coordinator.saving.as_ref().and_then(|s| s.error.clone()),
         cluster: Some(ClusterReport {
             processes,
             threads_per_process: threads,
@@ -741,6 +858,85 @@ where
             per_process,
         }),
     }))
+}
+
+/// The checkpoint phase of a level boundary over timely workers ([`super::checkpoint`]):
+/// every worker writes its own part (its closed levels, its share of the level just closed,
+/// its coverage tally) into the checkpoint directory, then tells every worker whether it
+/// could ([`count_parts`] hears the answers). Only when every part is written is the
+/// checkpoint counted, and the previous one removed (by the first worker of each process, from the directory it sees: on a cluster
+/// without a shared file system each machine keeps its own processes' parts). A kill at
+/// any moment leaves the previous checkpoint whole, or the new one whole.
+fn write_part<M>(
+    net: &mut Net<'_>,
+    coordinator: &mut Coordinator<'_>,
+    shared: &Shared,
+    w: &mut Worker<'_, M>,
+    base_tally: &Tally,
+) where
+    M: Model,
+    M::State: Hash + Clone + PackedState,
+{
+    let peers = net.worker.peers();
+    let index = net.index;
+    let snapshot = w.lend();
+    let mut tally = snapshot.tally.clone();
+    base_tally.clone().merge_into(&mut tally);
+    let result = coordinator.save_part(shared, &snapshot, &tally, index, peers);
+    w.take_back(snapshot);
+    for target in 0..peers {
+        net.send(
+            target,
+            Wire::Saved {
+                worker: index as u32,
+                error: result.clone().err(),
+            },
+        );
+    }
+}
+
+/// The end of a checkpoint phase, once the round of [`write_part`]'s answers is complete:
+/// counts the checkpoint if every worker wrote its part, and then removes the previous one.
+fn count_parts(
+    stash: &mut Vec<Wire>,
+    coordinator: &mut Coordinator<'_>,
+    index: usize,
+    threads: usize,
+    peers: usize,
+) {
+    let mut heard = 0;
+    let mut failed: Option<String> = None;
+    stash.retain(|wire| match wire {
+        Wire::Saved { worker, error } => {
+            heard += 1;
+            if let Some(e) = error {
+                if failed.is_none() {
+                    failed = Some(format!("worker {worker}: {e}"));
+                }
+            }
+            false
+        }
+        _ => true,
+    });
+    assert_eq!(
+        heard, peers,
+        "[memtx internal bug] a checkpoint round without every worker's answer"
+    );
+    let level = coordinator.level;
+    if let Some(saving) = &mut coordinator.saving {
+        match failed {
+            None => {
+                saving.written += 1;
+                // The first worker of each process.
+                if index.checked_rem(threads) == Some(0) {
+                    checkpoint::remove_obsolete(&saving.plan.dir, Some((level, peers)));
+                }
+            }
+            Some(e) => {
+                saving.error.get_or_insert(e);
+            }
+        }
+    }
 }
 
 /// Rebuilds the key chain of every discovery across workers: each round worker 0 asks the
