@@ -6,10 +6,17 @@
 //! the processes and watches them. A process that dies ends the whole run with one line
 //! on stderr and exit code 2: the survivors lose their connection to it and stop
 //! ([`crate::explore::ExploreError::Cluster`]), and `--local` kills whatever is left.
+//!
+//! A process that never comes up makes the others give up after `--connect-timeout`
+//! (default 60 s), naming the addresses not reached; a process that hangs (stopped, or its
+//! machine unreachable without a reset) makes the others end the run after
+//! `--peer-timeout` (default 120 s) of silence; both with one line and exit code 2. Under
+//! `--local`, process 0's line and exit code are relayed (a hung process 0 is reported by
+//! process 1, relayed by the supervisor), and the processes left are killed.
 
 use crate::cli::CheckArgs;
 use crate::error::{ErrorKind, UserError};
-use crate::explore::Cluster;
+use crate::explore::{Cluster, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PEER_TIMEOUT};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -36,6 +43,12 @@ const GRACE: Duration = Duration::from_secs(5);
 /// or has fewer than N `host:port` lines.
 pub fn cluster_of(args: &CheckArgs) -> Result<Option<Cluster>, UserError> {
     let Some(processes) = args.processes else {
+        if args.local.is_none() && (args.connect_timeout.is_some() || args.peer_timeout.is_some()) {
+            return Err(UserError::new(
+                ErrorKind::Usage,
+                "--connect-timeout and --peer-timeout apply to runs over processes: add --processes or --local, or drop them",
+            ));
+        }
         return Ok(None);
     };
     if processes == 0 || processes > MAX_PROCESSES {
@@ -61,11 +74,44 @@ pub fn cluster_of(args: &CheckArgs) -> Result<Option<Cluster>, UserError> {
         ));
     };
     let addresses = read_hostfile(hostfile, processes)?;
+    let (connect_timeout, peer_timeout) = timeouts(args)?;
     Ok(Some(Cluster::Processes {
         threads: args.threads,
         process,
         addresses,
+        connect_timeout,
+        peer_timeout,
     }))
+}
+
+/// `--connect-timeout` and `--peer-timeout`, or their defaults.
+///
+/// # Errors
+///
+/// A one-line [`UserError`] for a value that is not a duration or is under a second.
+pub fn timeouts(args: &CheckArgs) -> Result<(Duration, Duration), UserError> {
+    let parse = |flag: &str, text: &Option<String>, default: Duration| {
+        let Some(text) = text else {
+            return Ok(default);
+        };
+        let d = crate::setup::duration(text)
+            .map_err(|m| UserError::new(ErrorKind::Usage, format!("{flag} {m}")))?;
+        if d < Duration::from_secs(1) {
+            return Err(UserError::new(
+                ErrorKind::Usage,
+                format!("{flag} {text} is too short: give at least 1s"),
+            ));
+        }
+        Ok(d)
+    };
+    Ok((
+        parse(
+            "--connect-timeout",
+            &args.connect_timeout,
+            DEFAULT_CONNECT_TIMEOUT,
+        )?,
+        parse("--peer-timeout", &args.peer_timeout, DEFAULT_PEER_TIMEOUT)?,
+    ))
 }
 
 /// The first `processes` addresses of a hostfile (blank lines and `#` comments skipped).
@@ -157,6 +203,8 @@ pub fn run_local(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
             format!("--local {n} is out of range: use 1 to {MAX_PROCESSES}"),
         ));
     }
+    // Refused here, not once per child.
+    timeouts(args)?;
     // The children get SIGINT from the terminal too; this process waits for them.
     crate::interrupt::install()?;
     let ports = free_ports(n)?;
@@ -261,9 +309,16 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
                 m.status = m.child.try_wait().ok().flatten();
             }
         }
-        // Process 0 ended: its output is the run's. Let the others finish (they end with it).
+        // Process 0 ended: its output is the run's. Let the others finish (they end with it),
+        // unless it failed as a run over processes fails (exit 2: a peer lost or hung, a
+        // user error): then what is left may never end.
         if let Some(status) = members[0].status {
-            let deadline = Instant::now() + GRACE;
+            let grace = if status.code() == Some(2) {
+                Duration::ZERO
+            } else {
+                GRACE
+            };
+            let deadline = Instant::now() + grace;
             while members.iter().any(|m| m.status.is_none()) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
                 for m in &mut members {
@@ -305,9 +360,14 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
                 .next()
                 .map(|l| format!(": {}", l.trim_start_matches("memtx: ")))
                 .unwrap_or_default();
+            let lost = if said.contains("the run is lost") {
+                ""
+            } else {
+                "; the run is lost"
+            };
             return Err(UserError::new(
                 ErrorKind::Cluster,
-                format!("process {i} of the local run failed ({status}){said}; the run is lost"),
+                format!("process {i} of the local run failed ({status}){said}{lost}"),
             ));
         }
         std::thread::sleep(Duration::from_millis(20));

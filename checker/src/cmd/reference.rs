@@ -44,6 +44,8 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
         processes: None,
         process: None,
         hostfile: None,
+        connect_timeout: None,
+        peer_timeout: None,
     }
 }
 
