@@ -227,6 +227,15 @@ pub struct ClusterArgs {
     /// The cluster's addresses: one host:port per line, in process order.
     #[arg(long, value_name = "FILE", requires = "processes")]
     pub hostfile: Option<PathBuf>,
+    /// With --processes or --local: how long to wait for every process to connect, e.g.
+    /// 30s, 5m (default 60s); then the run ends naming the processes not reached.
+    #[arg(long, value_name = "DURATION")]
+    pub connect_timeout: Option<String>,
+    /// With --processes or --local: end the run when a worker waiting for the others has
+    /// heard nothing from one of them for this long, e.g. 5m (default 120s): that process
+    /// hangs or its machine is unreachable.
+    #[arg(long, value_name = "DURATION")]
+    pub peer_timeout: Option<String>,
 }
 
 /// `memtx resume`.

@@ -6,10 +6,17 @@
 //! the processes and watches them. A process that dies ends the whole run with one line
 //! on stderr and exit code 2: the survivors lose their connection to it and stop
 //! ([`crate::explore::ExploreError::Cluster`]), and `--local` kills whatever is left.
+//!
+//! A process that never comes up makes the others give up after `--connect-timeout`
+//! (default 60 s), naming the addresses not reached; a process that hangs (stopped, or its
+//! machine unreachable without a reset) makes the others end the run after
+//! `--peer-timeout` (default 120 s) of silence; both with one line and exit code 2. Under
+//! `--local`, process 0's line and exit code are relayed (a hung process 0 is reported by
+//! process 1, relayed by the supervisor), and the processes left are killed.
 
 use crate::cli::ClusterArgs;
 use crate::error::{ErrorKind, UserError};
-use crate::explore::Cluster;
+use crate::explore::{Cluster, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PEER_TIMEOUT};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -40,6 +47,12 @@ const GRACE: Duration = Duration::from_secs(5);
 /// or has fewer than N `host:port` lines.
 pub fn cluster_of(args: &ClusterArgs, threads: usize) -> Result<Option<Cluster>, UserError> {
     let Some(processes) = args.processes else {
+        if args.local.is_none() && (args.connect_timeout.is_some() || args.peer_timeout.is_some()) {
+            return Err(UserError::new(
+                ErrorKind::Usage,
+                "--connect-timeout and --peer-timeout apply to runs over processes: add --processes or --local, or drop them",
+            ));
+        }
         return Ok(None);
     };
     if processes == 0 || processes > MAX_PROCESSES {
@@ -65,11 +78,44 @@ pub fn cluster_of(args: &ClusterArgs, threads: usize) -> Result<Option<Cluster>,
         ));
     };
     let addresses = read_hostfile(hostfile, processes)?;
+    let (connect_timeout, peer_timeout) = timeouts(args)?;
     Ok(Some(Cluster::Processes {
         threads,
         process,
         addresses,
+        connect_timeout,
+        peer_timeout,
     }))
+}
+
+/// `--connect-timeout` and `--peer-timeout`, or their defaults.
+///
+/// # Errors
+///
+/// A one-line [`UserError`] for a value that is not a duration or is under a second.
+pub fn timeouts(args: &ClusterArgs) -> Result<(Duration, Duration), UserError> {
+    let parse = |flag: &str, text: &Option<String>, default: Duration| {
+        let Some(text) = text else {
+            return Ok(default);
+        };
+        let d = crate::setup::duration(text)
+            .map_err(|m| UserError::new(ErrorKind::Usage, format!("{flag} {m}")))?;
+        if d < Duration::from_secs(1) {
+            return Err(UserError::new(
+                ErrorKind::Usage,
+                format!("{flag} {text} is too short: give at least 1s"),
+            ));
+        }
+        Ok(d)
+    };
+    Ok((
+        parse(
+            "--connect-timeout",
+            &args.connect_timeout,
+            DEFAULT_CONNECT_TIMEOUT,
+        )?,
+        parse("--peer-timeout", &args.peer_timeout, DEFAULT_PEER_TIMEOUT)?,
+    ))
 }
 
 /// The first `processes` addresses of a hostfile (blank lines and `#` comments skipped).
@@ -153,13 +199,16 @@ struct Member {
 /// # Errors
 ///
 /// A one-line [`UserError`] when the processes cannot be started or one of them is lost.
-pub fn run_local(n: usize, command: &str) -> Result<u8, UserError> {
+pub fn run_local(args: &ClusterArgs, command: &str) -> Result<u8, UserError> {
+    let n = args.local.unwrap_or(1);
     if n == 0 || n > MAX_PROCESSES {
         return Err(UserError::new(
             ErrorKind::Usage,
             format!("--local {n} is out of range: use 1 to {MAX_PROCESSES}"),
         ));
     }
+    // Refused here, not once per child.
+    timeouts(args)?;
     // The children get SIGINT from the terminal too; this process waits for them.
     crate::interrupt::install()?;
     let ports = free_ports(n)?;
@@ -199,6 +248,9 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
     })?;
     let base = arguments_without_local();
     let relay = Arc::new(AtomicBool::new(true));
+    // The threads copying process 0's output: joined before returning, so that the last of
+    // it (the report) is written before this process exits.
+    let mut relays: Vec<std::thread::JoinHandle<()>> = Vec::new();
     let mut members: Vec<Member> = Vec::with_capacity(n);
     for i in 0..n {
         let mut child_command = Command::new(&exe);
@@ -230,13 +282,13 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
             }
         };
         if let Some(pipe) = child.stdout.take() {
-            std::thread::spawn(move || relay_stdout(pipe));
+            relays.push(std::thread::spawn(move || relay_stdout(pipe)));
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(mut pipe) = child.stderr.take() {
             let keep = Arc::clone(&stderr);
             let relay = (i == 0).then(|| Arc::clone(&relay));
-            std::thread::spawn(move || {
+            let handle = std::thread::spawn(move || {
                 let mut buffer = [0u8; 4096];
                 while let Ok(read) = pipe.read(&mut buffer) {
                     if read == 0 {
@@ -252,6 +304,9 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
                     }
                 }
             });
+            if i == 0 {
+                relays.push(handle);
+            }
         }
         members.push(Member {
             child,
@@ -265,9 +320,16 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
                 m.status = m.child.try_wait().ok().flatten();
             }
         }
-        // Process 0 ended: its output is the run's. Let the others finish (they end with it).
+        // Process 0 ended: its output is the run's. Let the others finish (they end with it),
+        // unless it failed as a run over processes fails (exit 2: a peer lost or hung, a
+        // user error): then what is left may never end.
         if let Some(status) = members[0].status {
-            let deadline = Instant::now() + GRACE;
+            let grace = if status.code() == Some(2) {
+                Duration::ZERO
+            } else {
+                GRACE
+            };
+            let deadline = Instant::now() + grace;
             while members.iter().any(|m| m.status.is_none()) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
                 for m in &mut members {
@@ -277,6 +339,7 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
                 }
             }
             kill_all(&mut members);
+            join_all(relays);
             return match status.code() {
                 Some(code) => Ok(u8::try_from(code).unwrap_or(2)),
                 None => Err(UserError::new(
@@ -296,11 +359,13 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
             if let Some(code) = members[0].status.and_then(|s| s.code()) {
                 if code != 0 {
                     kill_all(&mut members);
+                    join_all(relays);
                     return Ok(u8::try_from(code).unwrap_or(2));
                 }
             }
             relay.store(false, Ordering::SeqCst);
             kill_all(&mut members);
+            join_all(relays);
             let status = members[i]
                 .status
                 .map_or_else(|| "ended".to_string(), |s| s.to_string());
@@ -309,9 +374,14 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
                 .next()
                 .map(|l| format!(": {}", l.trim_start_matches("memtx: ")))
                 .unwrap_or_default();
+            let lost = if said.contains("the run is lost") {
+                ""
+            } else {
+                "; the run is lost"
+            };
             return Err(UserError::new(
                 ErrorKind::Cluster,
-                format!("process {i} of the local run failed ({status}){said}; the run is lost"),
+                format!("process {i} of the local run failed ({status}){said}{lost}"),
             ));
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -363,6 +433,14 @@ pub fn is_connection_chatter(line: &str) -> bool {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits for the relay threads: process 0 has ended (or was killed), so its pipes are
+/// closed and they end as soon as they have copied what was left.
+fn join_all(relays: Vec<std::thread::JoinHandle<()>>) {
+    for handle in relays {
+        let _ = handle.join();
+    }
 }
 
 fn kill_all(members: &mut [Member]) {

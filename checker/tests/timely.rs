@@ -281,3 +281,187 @@ fn a_killed_process_ends_the_local_run_with_one_line_and_exit_2() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two loopback addresses nobody listens on (bound and released).
+fn two_free_addresses() -> Vec<String> {
+    let listeners: Vec<std::net::TcpListener> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| format!("{}", l.local_addr().expect("an address")))
+        .collect()
+}
+
+#[test]
+fn a_process_nobody_connects_to_gives_up_after_the_connect_timeout_with_one_line() {
+    let dir = scratch("connect-timeout");
+    let addresses = two_free_addresses();
+    std::fs::write(dir.join("hosts"), addresses.join("\n")).expect("a hostfile");
+    // Process 0 waits for process 1, which never comes; process 1 reaches for process 0,
+    // which is not there.
+    for (me, other) in [("0", "1"), ("1", "0")] {
+        let started = Instant::now();
+        let out = memtx(
+            &dir,
+            &[
+                "check",
+                "--preset",
+                "quick",
+                "--threads",
+                "1",
+                "--processes",
+                "2",
+                "--process",
+                me,
+                "--hostfile",
+                "hosts",
+                "--connect-timeout",
+                "2s",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "process {me}: {stderr}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "process {me} took {:?}",
+            started.elapsed()
+        );
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "process {me}: {stderr}");
+        let index = other.parse::<usize>().expect("an index");
+        assert!(
+            lines[0].contains(&format!("process {other}"))
+                && lines[0].contains(&addresses[index])
+                && lines[0].contains("hostfile")
+                && lines[0].contains("--connect-timeout"),
+            "process {me}: {stderr}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("error connecting"),
+            "no connection chatter on stdout"
+        );
+    }
+    // A timeout that is not a duration is refused in one line.
+    let out = memtx(
+        &dir,
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--local",
+            "2",
+            "--peer-timeout",
+            "soon",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--peer-timeout"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The children of `parent` (from /proc), with their command lines.
+fn children(parent: u32) -> Vec<(u32, String)> {
+    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse::<u32>().ok())
+        .map(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            (pid, String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        })
+        .collect()
+}
+
+/// Kills (and resumes, should it be stopped) a process when dropped, test failure or not.
+struct Leftover(u32);
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        for signal in ["-CONT", "-KILL"] {
+            let _ = Command::new("kill")
+                .args([signal, &self.0.to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+#[test]
+fn a_hung_process_ends_the_local_run_after_the_peer_timeout_with_one_line_and_exit_2() {
+    let dir = scratch("hung");
+    let mut parent = Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .current_dir(&dir)
+        .args([
+            "check",
+            "--preset",
+            "paper",
+            "--threads",
+            "1",
+            "--local",
+            "2",
+            "--peer-timeout",
+            "3s",
+            "--json",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("memtx runs");
+    let _parent_guard = Leftover(parent.id());
+    let started = Instant::now();
+    let process_1 = loop {
+        let found = children(parent.id());
+        if found.len() == 2 {
+            if let Some((pid, _)) = found.iter().find(|(_, cmd)| cmd.contains("--process 1 ")) {
+                break *pid;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "children never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _child_guard = Leftover(process_1);
+    // Let the processes connect and explore a little, then freeze process 1.
+    std::thread::sleep(Duration::from_secs(2));
+    let stopped = Command::new("kill")
+        .args(["-STOP", &process_1.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    let frozen = Instant::now();
+    let status = loop {
+        if let Some(status) = parent.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            frozen.elapsed() < Duration::from_secs(20),
+            "the run did not end after a process hung"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    use std::io::Read;
+    parent
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr is text");
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("memtx: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("process 1 (worker 1) has sent nothing for 3 s")
+            && errors[0].contains("--peer-timeout"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

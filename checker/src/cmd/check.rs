@@ -181,8 +181,8 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
     if let Some(dir) = &args.checkpoint {
         crate::fsutil::check_writable_dir(dir, "--checkpoint")?;
     }
-    if let Some(n) = args.cluster.local {
-        return crate::cluster::run_local(n, command);
+    if args.cluster.local.is_some() {
+        return crate::cluster::run_local(&args.cluster, command);
     }
     crate::cluster::watch_supervisor();
     crate::interrupt::install()?;
@@ -209,10 +209,10 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
 /// directory at the saved interval, and prints and reports it as `memtx check` does, saying
 /// that it was resumed. The result is the uninterrupted run's.
 pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError> {
-    if let Some(n) = args.cluster.local {
+    if args.cluster.local.is_some() {
         // The processes read the checkpoint; this one only starts and watches them.
         check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;
-        return crate::cluster::run_local(n, command);
+        return crate::cluster::run_local(&args.cluster, command);
     }
     crate::cluster::watch_supervisor();
     let saved = crate::explore::load(&args.dir)?;

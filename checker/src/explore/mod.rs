@@ -172,6 +172,7 @@
 //! `dropped_states`.
 
 pub mod checkpoint;
+mod connect;
 mod coordinator;
 mod coverage;
 mod frontier;
@@ -194,7 +195,10 @@ pub use report::{
     read_proc_status_bytes, reset_peak_rss, Discovery, ExploreError, ExploreReport, MemoryReport,
     Progress, PropertyReport, StopReason,
 };
-pub use timely::{explore_timely, Cluster, ClusterReport, ProcessReport};
+pub use timely::{
+    explore_timely, Cluster, ClusterReport, ProcessReport, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_PEER_TIMEOUT,
+};
 pub use visited::{fingerprint, fingerprint_packed, fmix64, shard_of};
 
 use coordinator::{Coordinator, Limits};

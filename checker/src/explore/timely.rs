@@ -42,6 +42,27 @@
 //! when its own workers hold the budget, and the stop request reaches every worker with the
 //! level's summaries. A process that loses its connection to another (the other crashed
 //! or was killed) ends with [`ExploreError::Cluster`], not a hang.
+//!
+//! # Processes that never come up or hang
+//!
+//! * Connecting: the processes connect within [`Cluster::Processes::connect_timeout`]
+//!   (`memtx check --connect-timeout`, 60 s by default), or the run ends with one line naming
+//!   the processes that were not reached (`connect.rs`; timely's own connection loop would
+//!   retry for ever).
+//! * Liveness: over processes, every worker sends a heartbeat to every other worker at
+//!   least every second while it steps the dataflow (between chunks of a level and while it
+//!   waits for a round to complete). The heartbeats travel in a dataflow of their own, with
+//!   timestamps of their own, so they never enter the rounds' accounting nor the messages of
+//!   a level. A worker waiting for a round that has heard nothing from some worker for
+//!   [`Cluster::Processes::peer_timeout`] (`--peer-timeout`, 120 s by default) ends the run
+//!   with [`ExploreError::Cluster`] naming that process and worker.
+//! * The rule for silent phases: silence is counted from the later of the peer's last
+//!   heartbeat and the moment this worker began to wait for the round. A phase in which a
+//!   worker does not step the dataflow (absorbing a level, building the initial states,
+//!   writing a file) therefore trips the timeout only when it outlasts the same phase on the
+//!   waiting worker by more than the timeout; runs where one process can be that much slower
+//!   than another at such a phase (a large file on a slow disk) need a larger
+//!   `--peer-timeout`.
 
 use super::checkpoint::{self, Checkpoint};
 use super::coordinator::{Coordinator, Found, Limits, Saving, Sighting};
@@ -85,8 +106,22 @@ pub enum Cluster {
         process: usize,
         /// `host:port` of every process, in index order.
         addresses: Vec<String>,
+        /// How long this process waits for every other process to connect before it gives
+        /// up ([`DEFAULT_CONNECT_TIMEOUT`] from the command line).
+        connect_timeout: Duration,
+        /// How long a worker waiting for a round accepts to hear nothing from another
+        /// worker before it ends the run ([`DEFAULT_PEER_TIMEOUT`] from the command line);
+        /// see the [module documentation](self).
+        peer_timeout: Duration,
     },
 }
+
+/// The default of `memtx check --connect-timeout`.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default of `memtx check --peer-timeout`.
+pub const DEFAULT_PEER_TIMEOUT: Duration = Duration::from_secs(120);
+/// The most time between two heartbeats of a worker that steps the dataflow.
+const BEAT_EVERY: Duration = Duration::from_secs(1);
 
 impl Cluster {
     fn threads(&self) -> usize {
@@ -127,6 +162,7 @@ impl Cluster {
                 threads,
                 process,
                 addresses,
+                ..
             } => ::timely::CommunicationConfig::Cluster {
                 threads: (*threads).max(1),
                 process: *process,
@@ -296,6 +332,103 @@ fn lost_error() -> ExploreError {
     ))
 }
 
+/// What the workers of one process share about their peers' liveness.
+struct Liveness {
+    /// [`Cluster::Processes::peer_timeout`].
+    timeout: Duration,
+    /// Set by the first worker of this process that finds a peer silent: the error every
+    /// worker of this process then ends with.
+    hung: Mutex<Option<String>>,
+}
+
+/// A `(target worker, sending worker)` heartbeat.
+type Beat = (u32, u32);
+
+/// A worker's heartbeats: a dataflow of their own (timestamps independent of the rounds),
+/// each heartbeat closing its own epoch so that it is flushed to the network at once.
+struct Beats<'w> {
+    input: InputHandle<u64, ::timely::container::CapacityContainerBuilder<Vec<Beat>>>,
+    epoch: u64,
+    /// Per worker: when a heartbeat from it last arrived here.
+    heard: Rc<RefCell<Vec<Instant>>>,
+    sent: Instant,
+    liveness: &'w Liveness,
+}
+
+impl<'w> Beats<'w> {
+    /// Builds the heartbeat dataflow on `worker` (every worker of the run must, in the same
+    /// order relative to its other dataflows).
+    fn new(worker: &mut ::timely::worker::Worker, liveness: &'w Liveness) -> Self {
+        let heard = Rc::new(RefCell::new(vec![Instant::now(); worker.peers()]));
+        let mut input = InputHandle::new();
+        {
+            let heard = Rc::clone(&heard);
+            worker.dataflow::<u64, _, _>(|scope| {
+                scope
+                    .input_from(&mut input)
+                    .unary::<::timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                        Exchange::new(|b: &Beat| u64::from(b.0)),
+                        "Heartbeat",
+                        move |_, _| {
+                            move |input, _output| {
+                                input.for_each(|_time, data| {
+                                    let now = Instant::now();
+                                    let mut heard = heard.borrow_mut();
+                                    for (_, from) in data.drain(..) {
+                                        if let Some(h) = heard.get_mut(from as usize) {
+                                            *h = now;
+                                        }
+                                    }
+                                });
+                            }
+                        },
+                    );
+            });
+        }
+        Beats {
+            input,
+            epoch: 0,
+            heard,
+            sent: Instant::now(),
+            liveness,
+        }
+    }
+
+    /// Sends a heartbeat to every other worker if the last is [`BEAT_EVERY`] old (it leaves
+    /// with the next step).
+    fn beat(&mut self, index: usize, peers: usize) {
+        if self.sent.elapsed() < BEAT_EVERY {
+            return;
+        }
+        for target in (0..peers).filter(|&t| t != index) {
+            self.input.send((target as u32, index as u32));
+        }
+        self.epoch += 1;
+        self.input.advance_to(self.epoch);
+        self.sent = Instant::now();
+    }
+
+    /// The error for a worker silent for longer than the timeout, counting from `waiting`
+    /// at the earliest (when this worker began to wait for the round).
+    fn silent(&self, index: usize, threads: usize, waiting: Instant) -> Option<String> {
+        let timeout = self.liveness.timeout;
+        if waiting.elapsed() <= timeout {
+            return None;
+        }
+        let heard = self.heard.borrow();
+        let (worker, _) = heard
+            .iter()
+            .enumerate()
+            .filter(|&(w, _)| w != index)
+            .find(|&(_, &h)| h.max(waiting).elapsed() > timeout)?;
+        Some(format!(
+            "process {} (worker {worker}) has sent nothing for {}: it hangs or its machine is unreachable; the run is lost: look at that process (or, if it can be busy that long without a word, raise --peer-timeout)",
+            worker / threads.max(1),
+            super::connect::shown(timeout)
+        ))
+    }
+}
+
 /// A worker's end of the dataflow: sends messages at the current round, and steps the
 /// dataflow until a round is complete.
 struct Net<'w> {
@@ -308,6 +441,8 @@ struct Net<'w> {
     threads: usize,
     bytes_to_other_workers: u64,
     bytes_to_other_processes: u64,
+    /// Heartbeats, over processes only.
+    beats: Option<Beats<'w>>,
 }
 
 impl Net<'_> {
@@ -327,26 +462,47 @@ impl Net<'_> {
 
     fn check(&self) -> Result<(), ExploreError> {
         if LOST.load(Ordering::SeqCst) {
-            Err(lost_error())
-        } else {
-            Ok(())
+            return Err(lost_error());
+        }
+        if let Some(beats) = &self.beats {
+            if let Some(why) = lock(&beats.liveness.hung).clone() {
+                return Err(ExploreError::Cluster(why));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends this worker's heartbeats if they are due.
+    fn beat(&mut self) {
+        let peers = self.worker.peers();
+        if let Some(beats) = &mut self.beats {
+            beats.beat(self.index, peers);
         }
     }
 
     /// Steps the dataflow once without blocking.
     fn step(&mut self) -> Result<(), ExploreError> {
+        self.beat();
         self.worker.step();
         self.check()
     }
 
     /// Closes the current round and steps until every worker has received everything sent
-    /// at it.
+    /// at it; ends the run when a worker stays silent for the peer timeout meanwhile.
     fn finish_round(&mut self) -> Result<(), ExploreError> {
         self.round += 1;
         self.input.advance_to(self.round);
+        let waiting = Instant::now();
         while self.probe.less_than(&self.round) {
+            self.beat();
             self.worker.step_or_park(Some(Duration::from_millis(20)));
             self.check()?;
+            if let Some(beats) = &self.beats {
+                if let Some(why) = beats.silent(self.index, self.threads, waiting) {
+                    lock(&beats.liveness.hung).get_or_insert(why);
+                    self.check()?;
+                }
+            }
         }
         Ok(())
     }
@@ -364,7 +520,9 @@ impl Net<'_> {
 /// # Errors
 ///
 /// As [`super::explore`], plus [`ExploreError::Cluster`] when exact mode or checkpoints
-/// are asked for, the cluster cannot be set up, or a process is lost during the run.
+/// are asked for, the cluster cannot be set up (its processes did not all connect within
+/// the connect timeout), or a process is lost or stays silent for the peer timeout during the
+/// run.
 pub fn explore_timely<M>(
     model: &M,
     options: &ExploreOptions<'_, M>,
@@ -413,10 +571,15 @@ where
         }
     };
     install_hook();
-    let (builders, others) = cluster
-        .config()
-        .try_build()
-        .map_err(|e| ExploreError::Cluster(format!("cannot set up the cluster: {e}")))?;
+    let (builders, others) = build(cluster)?;
+    let liveness = match cluster {
+        Cluster::Processes { peer_timeout, .. } => Some(Liveness {
+            timeout: *peer_timeout,
+            hung: Mutex::new(None),
+        }),
+        Cluster::InProcess(_) => None,
+    };
+    let liveness = liveness.as_ref();
     // The clock starts once the processes are connected: the report times the search (a
     // resumed run's clock starts where the saved run's stopped).
     let start = Instant::now();
@@ -450,7 +613,15 @@ where
                         };
                         Resumed { shard, found }
                     });
-                    run_worker(model, options, &mut worker, threads, start, resumed)
+                    run_worker(
+                        model,
+                        options,
+                        &mut worker,
+                        threads,
+                        start,
+                        resumed,
+                        liveness,
+                    )
                 })
             })
             .collect();
@@ -482,6 +653,43 @@ where
     Ok(report)
 }
 
+/// The communication of `cluster`: timely's, with the connections between processes made
+/// by [`super::connect`] (within the connect timeout).
+fn build(
+    cluster: &Cluster,
+) -> Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>), ExploreError> {
+    let Cluster::Processes {
+        threads,
+        process,
+        addresses,
+        connect_timeout,
+        ..
+    } = cluster
+    else {
+        return cluster
+            .config()
+            .try_build()
+            .map_err(|e| ExploreError::Cluster(format!("cannot set up the cluster: {e}")));
+    };
+    use ::timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+    let sockets = super::connect::connect(addresses, *process, *connect_timeout)
+        .map_err(ExploreError::Cluster)?;
+    let threads = (*threads).max(1);
+    let hooks = ::timely::communication::Hooks::default();
+    let local = ::timely::communication::allocator::ProcessBuilder::new_typed_vector(
+        threads,
+        hooks.refill.clone(),
+        hooks.spill.clone(),
+    );
+    let (builders, guard) =
+        initialize_networking_from_sockets(local, sockets, *process, threads, hooks)
+            .map_err(|e| ExploreError::Cluster(format!("cannot set up the cluster: {e}")))?;
+    Ok((
+        builders.into_iter().map(AllocatorBuilder::Tcp).collect(),
+        Box::new(guard),
+    ))
+}
+
 /// What [`explore_timely`] returns: the report on the process of worker 0, `None` on the
 /// others.
 pub type WorkerResult<M> =
@@ -504,6 +712,7 @@ fn run_worker<M>(
     threads: usize,
     start: Instant,
     resumed: Option<Resumed<'_>>,
+    liveness: Option<&Liveness>,
 ) -> WorkerResult<M>
 where
     M: Model + Sync,
@@ -537,6 +746,7 @@ where
                 .probe_with(&probe);
         });
     }
+    let beats = liveness.map(|l| Beats::new(worker, l));
     let mut net = Net {
         worker,
         input,
@@ -547,6 +757,7 @@ where
         threads,
         bytes_to_other_workers: 0,
         bytes_to_other_processes: 0,
+        beats,
     };
 
     let saved = options.resume;
