@@ -1,6 +1,8 @@
 //! `memtx check` over processes: `--processes N --process I --hostfile FILE` runs one
 //! process of a cluster ([`cluster_of`]), `--local N` starts N such processes on this
-//! machine over loopback and relays process 0's output ([`run_local`]).
+//! machine over loopback and relays process 0's output ([`run_local`]). `memtx bench
+//! --processes N` starts its 2PC cluster members the same way and keeps process 0's output
+//! (`run_local_capturing`).
 //!
 //! The exploration itself is [`crate::explore::explore_timely`]; this module only places
 //! the processes and watches them. A process that dies ends the whole run with one line
@@ -12,7 +14,7 @@ use crate::error::{ErrorKind, UserError};
 use crate::explore::Cluster;
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -38,13 +40,36 @@ pub fn cluster_of(args: &CheckArgs) -> Result<Option<Cluster>, UserError> {
     let Some(processes) = args.processes else {
         return Ok(None);
     };
+    member_of(
+        processes,
+        args.process,
+        args.hostfile.as_deref(),
+        args.threads,
+    )
+    .map(Some)
+}
+
+/// Process `process` (0 if `None`) of a cluster of `processes` processes with `threads`
+/// workers each, at the addresses of `hostfile`: what `--processes N --process I --hostfile
+/// FILE` mean for `memtx check` and for `memtx bench --run-one`.
+///
+/// # Errors
+///
+/// A one-line [`UserError`] for a count or index out of range, a missing hostfile, or one
+/// that cannot be read or has fewer than N `host:port` lines.
+pub(crate) fn member_of(
+    processes: usize,
+    process: Option<usize>,
+    hostfile: Option<&Path>,
+    threads: usize,
+) -> Result<Cluster, UserError> {
     if processes == 0 || processes > MAX_PROCESSES {
         return Err(UserError::new(
             ErrorKind::Usage,
             format!("--processes {processes} is out of range: use 1 to {MAX_PROCESSES}"),
         ));
     }
-    let process = args.process.unwrap_or(0);
+    let process = process.unwrap_or(0);
     if process >= processes {
         return Err(UserError::new(
             ErrorKind::Usage,
@@ -54,18 +79,18 @@ pub fn cluster_of(args: &CheckArgs) -> Result<Option<Cluster>, UserError> {
             ),
         ));
     }
-    let Some(hostfile) = &args.hostfile else {
+    let Some(hostfile) = hostfile else {
         return Err(UserError::new(
             ErrorKind::Usage,
             "--processes needs --hostfile FILE (one host:port per line)",
         ));
     };
     let addresses = read_hostfile(hostfile, processes)?;
-    Ok(Some(Cluster::Processes {
-        threads: args.threads,
+    Ok(Cluster::Processes {
+        threads,
         process,
         addresses,
-    }))
+    })
 }
 
 /// The first `processes` addresses of a hostfile (blank lines and `#` comments skipped).
@@ -104,7 +129,7 @@ fn read_hostfile(path: &Path, processes: usize) -> Result<Vec<String>, UserError
 
 /// Free loopback ports (bound and released; another program could take one meanwhile, in
 /// which case process setup fails with a one-line error).
-fn free_ports(n: usize) -> Result<Vec<u16>, UserError> {
+pub(crate) fn free_ports(n: usize) -> Result<Vec<u16>, UserError> {
     let listeners: Vec<std::net::TcpListener> = (0..n)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
         .collect::<Result<_, _>>()
@@ -159,6 +184,44 @@ pub fn run_local(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
     }
     // The children get SIGINT from the terminal too; this process waits for them.
     crate::interrupt::install()?;
+    with_hostfile(n, |hostfile| {
+        supervise(n, hostfile, &arguments_without_local(), command, None)
+    })
+}
+
+/// Runs `memtx <args>` as N local processes over loopback, as `--local N` does (each with
+/// `--processes N --process i --hostfile <loopback addresses>` appended), and returns
+/// process 0's exit code and its stdout (without timely's connection lines) instead of
+/// relaying it. `memtx bench --processes N` measures a model over processes this way.
+///
+/// # Errors
+///
+/// A one-line [`UserError`] when the processes cannot be started or one of them is lost.
+pub(crate) fn run_local_capturing(n: usize, args: &[OsString]) -> Result<(u8, Vec<u8>), UserError> {
+    if n == 0 || n > MAX_PROCESSES {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!("--processes {n} is out of range: use 1 to {MAX_PROCESSES}"),
+        ));
+    }
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let command = std::iter::once("memtx".to_string())
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let code = with_hostfile(n, |hostfile| {
+        supervise(n, hostfile, args, &command, Some(Arc::clone(&kept)))
+    })?;
+    let out = std::mem::take(&mut *lock(&kept));
+    Ok((code, out))
+}
+
+/// Calls `run` with the path of a fresh hostfile of `n` free loopback addresses, in a
+/// temporary directory removed afterwards.
+fn with_hostfile(
+    n: usize,
+    run: impl FnOnce(&Path) -> Result<u8, UserError>,
+) -> Result<u8, UserError> {
     let ports = free_ports(n)?;
     let dir = std::env::temp_dir().join(format!(
         "memtx-local-{}-{}",
@@ -182,25 +245,34 @@ pub fn run_local(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
                 format!("cannot write {}: {e}", hostfile.display()),
             )
         })
-        .and_then(|()| supervise(n, &hostfile, command));
+        .and_then(|()| run(&hostfile));
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserError> {
+/// Starts the `n` processes of a local run (`base` plus each one's cluster arguments) and
+/// watches them until process 0 ends or another fails. Process 0's stdout goes to `keep`
+/// when given, else to this process's stdout.
+fn supervise(
+    n: usize,
+    hostfile: &Path,
+    base: &[OsString],
+    command: &str,
+    keep: Option<Arc<Mutex<Vec<u8>>>>,
+) -> Result<u8, UserError> {
     let exe = std::env::current_exe().map_err(|e| {
         UserError::new(
             ErrorKind::Cluster,
             format!("cannot find this program to start its processes: {e}"),
         )
     })?;
-    let base = arguments_without_local();
     let relay = Arc::new(AtomicBool::new(true));
+    let mut stdout_relay = None;
     let mut members: Vec<Member> = Vec::with_capacity(n);
     for i in 0..n {
         let mut child_command = Command::new(&exe);
         child_command
-            .args(&base)
+            .args(base)
             .arg("--processes")
             .arg(n.to_string())
             .arg("--process")
@@ -226,7 +298,8 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
             }
         };
         if let Some(pipe) = child.stdout.take() {
-            std::thread::spawn(move || relay_stdout(pipe));
+            let keep = keep.clone();
+            stdout_relay = Some(std::thread::spawn(move || relay_stdout(pipe, keep)));
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(mut pipe) = child.stderr.take() {
@@ -273,6 +346,10 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
                 }
             }
             kill_all(&mut members);
+            // Process 0 has ended: its stdout is closed, and all of it is relayed or kept.
+            if let Some(thread) = stdout_relay.take() {
+                let _ = thread.join();
+            }
             return match status.code() {
                 Some(code) => Ok(u8::try_from(code).unwrap_or(2)),
                 None => Err(UserError::new(
@@ -314,9 +391,9 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
     }
 }
 
-/// Copies process 0's stdout to this process's, without the connection progress lines
-/// timely's networking prints there while the processes connect.
-fn relay_stdout(pipe: std::process::ChildStdout) {
+/// Copies process 0's stdout to `keep`, or to this process's stdout, without the connection
+/// progress lines timely's networking prints there while the processes connect.
+fn relay_stdout(pipe: std::process::ChildStdout, keep: Option<Arc<Mutex<Vec<u8>>>>) {
     use std::io::BufRead;
     let mut out = std::io::stdout();
     for line in std::io::BufReader::new(pipe).split(b'\n') {
@@ -324,6 +401,12 @@ fn relay_stdout(pipe: std::process::ChildStdout) {
             break;
         };
         if is_connection_chatter(&String::from_utf8_lossy(&line)) {
+            continue;
+        }
+        if let Some(keep) = &keep {
+            let mut kept = lock(keep);
+            kept.extend_from_slice(&line);
+            kept.push(b'\n');
             continue;
         }
         let _ = out.write_all(&line);
