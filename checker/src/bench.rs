@@ -21,8 +21,8 @@
 //! rebuilt from, 12 bytes per state).
 
 use crate::explore::{
-    explore, read_proc_status_bytes, reset_peak_rss, Canonicalizer, ExploreError, ExploreOptions,
-    Locality, NextStateInto, PackedState,
+    explore, explore_timely, read_proc_status_bytes, reset_peak_rss, Canonicalizer, Cluster,
+    ExploreError, ExploreOptions, Locality, NextStateInto, PackedState,
 };
 use crate::two_phase_commit::TwoPhaseSys;
 use stateright::{Checker, Model};
@@ -37,6 +37,9 @@ pub enum Engine {
     StaterightBfs,
     /// [`crate::explore::explore`].
     Fast,
+    /// [`crate::explore::explore_timely`]: the fast engine's search over timely workers, in
+    /// one process of a cluster ([`run_one_over`]).
+    Timely,
 }
 
 impl Engine {
@@ -45,6 +48,7 @@ impl Engine {
         match self {
             Engine::StaterightBfs => "stateright BFS",
             Engine::Fast => "memtx fast",
+            Engine::Timely => "memtx timely",
         }
     }
 }
@@ -67,7 +71,8 @@ pub struct EngineRun {
     /// Distinct states per second.
     pub states_per_second: f64,
     /// Peak resident memory the run added (`VmHWM` after minus `VmRSS` before), if the
-    /// platform allows measuring it.
+    /// platform allows measuring it. Over processes ([`Engine::Timely`]): the sum of every
+    /// process's peak resident set.
     pub peak_rss_delta_bytes: Option<u64>,
     /// `peak_rss_delta_bytes / unique_states`.
     pub rss_bytes_per_state: Option<f64>,
@@ -84,6 +89,10 @@ pub struct EngineRun {
     /// seconds, in the order they ran.
     #[serde(default)]
     pub repeats: Vec<f64>,
+    /// Over processes ([`Engine::Timely`]) only: bytes of successor records sent from one
+    /// process to another, all processes.
+    #[serde(default)]
+    pub bytes_to_other_processes: Option<u64>,
 }
 
 impl EngineRun {
@@ -214,31 +223,10 @@ where
     M::Action: Clone + Debug + PartialEq,
 {
     let baseline = start_memory();
-    if engine == Engine::Fast {
-        let mut explore_options = ExploreOptions::new().threads(threads).exact(options.exact);
-        explore_options.symmetry = options.symmetry;
-        explore_options.next_state_into = options.next_state_into;
-        explore_options.locality = options.locality;
-        explore_options.coverage = options.coverage;
-        let report = explore(model, &explore_options)?;
+    if engine != Engine::StaterightBfs {
+        let report = explore(model, &explore_options(options, threads))?;
         let rss = end_memory(baseline);
-        let seconds = report.elapsed.as_secs_f64();
-        return Ok(EngineRun {
-            engine,
-            threads: report.threads,
-            unique_states: report.unique_states,
-            total_states: report.total_states,
-            max_depth: report.max_depth,
-            seconds,
-            states_per_second: per_second(report.unique_states, seconds),
-            peak_rss_delta_bytes: rss,
-            rss_bytes_per_state: rss.map(|b| b as f64 / report.unique_states.max(1) as f64),
-            visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
-            parent_log_bytes_per_state: Some(report.memory.parent_log_bytes_per_state),
-            peak_estimate_bytes: Some(report.memory.peak_estimate_bytes),
-            speedup: None,
-            repeats: Vec::new(),
-        });
+        return Ok(fast_run(engine, &report, rss));
     }
     let start = Instant::now();
     let checker = model
@@ -265,7 +253,89 @@ where
         peak_estimate_bytes: None,
         speedup: None,
         repeats: Vec::new(),
+        bytes_to_other_processes: None,
     })
+}
+
+/// Runs the fast engine's search once on `model` over timely workers, as the process of
+/// `cluster` it is ([`crate::explore::explore_timely`]), and measures it. Every process of
+/// the cluster calls this; the process holding worker 0 gets the run (`Some`), the others
+/// `None`. `memtx bench --processes N` runs N processes that each call this.
+///
+/// # Errors
+///
+/// Whatever [`crate::explore::explore_timely`] returns (e.g. a lost process).
+pub fn run_one_over<M>(
+    model: &M,
+    cluster: &Cluster,
+    options: &BenchOptions<M>,
+) -> Result<Option<EngineRun>, ExploreError>
+where
+    M: Model + Clone + Send + Sync + 'static,
+    M::State: Hash + Clone + Eq + Send + Sync + PackedState + 'static,
+    M::Action: Clone + Debug + PartialEq + Send,
+{
+    let threads = match cluster {
+        Cluster::InProcess(n) => *n,
+        Cluster::Processes { threads, .. } => *threads,
+    };
+    let Some(report) = explore_timely(model, &explore_options(options, threads), cluster)? else {
+        return Ok(None);
+    };
+    let mut run = fast_run(Engine::Timely, &report, None);
+    if let Some(cluster) = &report.cluster {
+        let peaks: Option<Vec<u64>> = cluster
+            .per_process
+            .iter()
+            .map(|p| p.peak_rss_bytes)
+            .collect();
+        run.peak_rss_delta_bytes = peaks.map(|p| p.iter().sum());
+        run.rss_bytes_per_state = run
+            .peak_rss_delta_bytes
+            .map(|b| b as f64 / report.unique_states.max(1) as f64);
+        run.bytes_to_other_processes = Some(cluster.bytes_to_other_processes);
+    }
+    Ok(Some(run))
+}
+
+/// The fast engine's options from a benchmark's.
+fn explore_options<'a, M: Model>(
+    options: &BenchOptions<M>,
+    threads: usize,
+) -> ExploreOptions<'a, M> {
+    let mut explore_options = ExploreOptions::new().threads(threads).exact(options.exact);
+    explore_options.symmetry = options.symmetry;
+    explore_options.next_state_into = options.next_state_into;
+    explore_options.locality = options.locality;
+    explore_options.coverage = options.coverage;
+    explore_options
+}
+
+/// The measurements of a fast-engine (or timely) run from its report and the resident
+/// memory it added.
+fn fast_run<S, A>(
+    engine: Engine,
+    report: &crate::explore::ExploreReport<S, A>,
+    rss: Option<u64>,
+) -> EngineRun {
+    let seconds = report.elapsed.as_secs_f64();
+    EngineRun {
+        engine,
+        threads: report.threads,
+        unique_states: report.unique_states,
+        total_states: report.total_states,
+        max_depth: report.max_depth,
+        seconds,
+        states_per_second: per_second(report.unique_states, seconds),
+        peak_rss_delta_bytes: rss,
+        rss_bytes_per_state: rss.map(|b| b as f64 / report.unique_states.max(1) as f64),
+        visited_bytes_per_state: Some(report.memory.visited_bytes_per_state),
+        parent_log_bytes_per_state: Some(report.memory.parent_log_bytes_per_state),
+        peak_estimate_bytes: Some(report.memory.peak_estimate_bytes),
+        speedup: None,
+        repeats: Vec::new(),
+        bytes_to_other_processes: None,
+    }
 }
 
 impl BenchResult {
@@ -388,6 +458,7 @@ mod tests {
             peak_estimate_bytes: None,
             speedup: None,
             repeats: Vec::new(),
+            bytes_to_other_processes: None,
         }
     }
 

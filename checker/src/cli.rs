@@ -331,18 +331,28 @@ pub struct BenchArgs {
     /// that count them, and print what rule coverage costs (target: at most 5 %).
     #[arg(long)]
     pub coverage_baseline: bool,
-    /// Instead of the engines: the MemTX preset on N local processes × 1 thread (timely,
-    /// `check --local N`) against 1 process × N threads (the fast engine), interleaved
-    /// `--repeat` times, each run a `memtx check --json` of its own; prints the speed ratio
-    /// (target ≥ 0.8 on loopback) and the bytes exchanged per state.
+    /// Instead of the engines: the MemTX preset (and each --two-phase model) on N local
+    /// processes × 1 thread (timely over loopback) against 1 process × N threads (the fast
+    /// engine), interleaved `--repeat` times, each run in processes of its own; prints one
+    /// table per model with the speed ratio (target ≥ 0.8 on loopback) and the bytes
+    /// exchanged per state.
     #[arg(long, value_name = "N")]
     pub processes: Option<usize>,
+    /// Internal: with --run-one and --processes N, this process's index in the cluster (process
+    /// 0 prints the measurements).
+    #[arg(long, value_name = "I", hide = true, requires = "processes")]
+    pub process: Option<usize>,
+    /// Internal: with --run-one and --processes N, the cluster's addresses (one host:port per
+    /// line).
+    #[arg(long, value_name = "FILE", hide = true, requires = "processes")]
+    pub hostfile: Option<PathBuf>,
     /// Internal: with --run-one, do not count rule firings.
     #[arg(long, hide = true)]
     pub no_rule_coverage: bool,
     /// Internal: run one engine once (with the first --threads and, if given, the one
     /// --two-phase model) and print its measurements as JSON. `memtx bench` runs every
-    /// measurement this way, in a process of its own.
+    /// measurement this way, in a process of its own. With --processes N --process I
+    /// --hostfile FILE: the fast engine over timely, as process I of N.
     #[arg(long, value_enum, hide = true)]
     pub run_one: Option<EngineArg>,
 }

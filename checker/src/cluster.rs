@@ -1,6 +1,8 @@
 //! `memtx check` over processes: `--processes N --process I --hostfile FILE` runs one
 //! process of a cluster ([`cluster_of`]), `--local N` starts N such processes on this
-//! machine over loopback and relays process 0's output ([`run_local`]).
+//! machine over loopback and relays process 0's output ([`run_local`]). `memtx bench
+//! --processes N` starts its 2PC cluster members the same way and keeps process 0's output
+//! (`run_local_capturing`).
 //!
 //! The exploration itself is [`crate::explore::explore_timely`]; this module only places
 //! the processes and watches them. A process that dies ends the whole run with one line
@@ -19,7 +21,7 @@ use crate::error::{ErrorKind, UserError};
 use crate::explore::{Cluster, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PEER_TIMEOUT};
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -55,13 +57,38 @@ pub fn cluster_of(args: &ClusterArgs, threads: usize) -> Result<Option<Cluster>,
         }
         return Ok(None);
     };
+    member_of(
+        processes,
+        args.process,
+        args.hostfile.as_deref(),
+        threads,
+        timeouts(args)?,
+    )
+    .map(Some)
+}
+
+/// Process `process` (0 if `None`) of a cluster of `processes` processes with `threads`
+/// workers each, at the addresses of `hostfile`, with the connect and peer timeouts: what `--processes N --process I --hostfile
+/// FILE` mean for `memtx check` and for `memtx bench --run-one`.
+///
+/// # Errors
+///
+/// A one-line [`UserError`] for a count or index out of range, a missing hostfile, or one
+/// that cannot be read or has fewer than N `host:port` lines.
+pub(crate) fn member_of(
+    processes: usize,
+    process: Option<usize>,
+    hostfile: Option<&Path>,
+    threads: usize,
+    (connect_timeout, peer_timeout): (Duration, Duration),
+) -> Result<Cluster, UserError> {
     if processes == 0 || processes > MAX_PROCESSES {
         return Err(UserError::new(
             ErrorKind::Usage,
             format!("--processes {processes} is out of range: use 1 to {MAX_PROCESSES}"),
         ));
     }
-    let process = args.process.unwrap_or(0);
+    let process = process.unwrap_or(0);
     if process >= processes {
         return Err(UserError::new(
             ErrorKind::Usage,
@@ -71,21 +98,20 @@ pub fn cluster_of(args: &ClusterArgs, threads: usize) -> Result<Option<Cluster>,
             ),
         ));
     }
-    let Some(hostfile) = &args.hostfile else {
+    let Some(hostfile) = hostfile else {
         return Err(UserError::new(
             ErrorKind::Usage,
             "--processes needs --hostfile FILE (one host:port per line)",
         ));
     };
     let addresses = read_hostfile(hostfile, processes)?;
-    let (connect_timeout, peer_timeout) = timeouts(args)?;
-    Ok(Some(Cluster::Processes {
+    Ok(Cluster::Processes {
         threads,
         process,
         addresses,
         connect_timeout,
         peer_timeout,
-    }))
+    })
 }
 
 /// `--connect-timeout` and `--peer-timeout`, or their defaults.
@@ -154,7 +180,7 @@ fn read_hostfile(path: &Path, processes: usize) -> Result<Vec<String>, UserError
 
 /// Free loopback ports (bound and released; another program could take one meanwhile, in
 /// which case process setup fails with a one-line error).
-fn free_ports(n: usize) -> Result<Vec<u16>, UserError> {
+pub(crate) fn free_ports(n: usize) -> Result<Vec<u16>, UserError> {
     let listeners: Vec<std::net::TcpListener> = (0..n)
         .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
         .collect::<Result<_, _>>()
@@ -211,6 +237,44 @@ pub fn run_local(args: &ClusterArgs, command: &str) -> Result<u8, UserError> {
     timeouts(args)?;
     // The children get SIGINT from the terminal too; this process waits for them.
     crate::interrupt::install()?;
+    with_hostfile(n, |hostfile| {
+        supervise(n, hostfile, &arguments_without_local(), command, None)
+    })
+}
+
+/// Runs `memtx <args>` as N local processes over loopback, as `--local N` does (each with
+/// `--processes N --process i --hostfile <loopback addresses>` appended), and returns
+/// process 0's exit code and its stdout (without timely's connection lines) instead of
+/// relaying it. `memtx bench --processes N` measures a model over processes this way.
+///
+/// # Errors
+///
+/// A one-line [`UserError`] when the processes cannot be started or one of them is lost.
+pub(crate) fn run_local_capturing(n: usize, args: &[OsString]) -> Result<(u8, Vec<u8>), UserError> {
+    if n == 0 || n > MAX_PROCESSES {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            format!("--processes {n} is out of range: use 1 to {MAX_PROCESSES}"),
+        ));
+    }
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let command = std::iter::once("memtx".to_string())
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let code = with_hostfile(n, |hostfile| {
+        supervise(n, hostfile, args, &command, Some(Arc::clone(&kept)))
+    })?;
+    let out = std::mem::take(&mut *lock(&kept));
+    Ok((code, out))
+}
+
+/// Calls `run` with the path of a fresh hostfile of `n` free loopback addresses, in a
+/// temporary directory removed afterwards.
+fn with_hostfile(
+    n: usize,
+    run: impl FnOnce(&Path) -> Result<u8, UserError>,
+) -> Result<u8, UserError> {
     let ports = free_ports(n)?;
     let dir = std::env::temp_dir().join(format!(
         "memtx-local-{}-{}",
@@ -234,19 +298,27 @@ pub fn run_local(args: &ClusterArgs, command: &str) -> Result<u8, UserError> {
                 format!("cannot write {}: {e}", hostfile.display()),
             )
         })
-        .and_then(|()| supervise(n, &hostfile, command));
+        .and_then(|()| run(&hostfile));
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserError> {
+/// Starts the `n` processes of a local run (`base` plus each one's cluster arguments) and
+/// watches them until process 0 ends or another fails. Process 0's stdout goes to `keep`
+/// when given, else to this process's stdout.
+fn supervise(
+    n: usize,
+    hostfile: &Path,
+    base: &[OsString],
+    command: &str,
+    keep: Option<Arc<Mutex<Vec<u8>>>>,
+) -> Result<u8, UserError> {
     let exe = std::env::current_exe().map_err(|e| {
         UserError::new(
             ErrorKind::Cluster,
             format!("cannot find this program to start its processes: {e}"),
         )
     })?;
-    let base = arguments_without_local();
     let relay = Arc::new(AtomicBool::new(true));
     // The threads copying process 0's output: joined before returning, so that the last of
     // it (the report) is written before this process exits.
@@ -255,7 +327,7 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
     for i in 0..n {
         let mut child_command = Command::new(&exe);
         child_command
-            .args(&base)
+            .args(base)
             .arg("--processes")
             .arg(n.to_string())
             .arg("--process")
@@ -282,7 +354,8 @@ fn supervise(n: usize, hostfile: &PathBuf, command: &str) -> Result<u8, UserErro
             }
         };
         if let Some(pipe) = child.stdout.take() {
-            relays.push(std::thread::spawn(move || relay_stdout(pipe)));
+            let keep = keep.clone();
+            relays.push(std::thread::spawn(move || relay_stdout(pipe, keep)));
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
         if let Some(mut pipe) = child.stderr.take() {
@@ -401,14 +474,19 @@ pub fn watch_supervisor() {
         let mut sink = [0u8; 64];
         let mut stdin = std::io::stdin().lock();
         while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
-        eprintln!("memtx: the --local process that started this one is gone; stopping");
+        // Not `eprintln!`: stderr was a pipe to the supervisor too, and a failed print
+        // panics (this thread only), which would leave the process running.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "memtx: the --local process that started this one is gone; stopping"
+        );
         std::process::exit(2);
     });
 }
 
-/// Copies process 0's stdout to this process's, without the connection progress lines
-/// timely's networking prints there while the processes connect.
-fn relay_stdout(pipe: std::process::ChildStdout) {
+/// Copies process 0's stdout to `keep`, or to this process's stdout, without the connection
+/// progress lines timely's networking prints there while the processes connect.
+fn relay_stdout(pipe: std::process::ChildStdout, keep: Option<Arc<Mutex<Vec<u8>>>>) {
     use std::io::BufRead;
     let mut out = std::io::stdout();
     for line in std::io::BufReader::new(pipe).split(b'\n') {
@@ -416,6 +494,12 @@ fn relay_stdout(pipe: std::process::ChildStdout) {
             break;
         };
         if is_connection_chatter(&String::from_utf8_lossy(&line)) {
+            continue;
+        }
+        if let Some(keep) = &keep {
+            let mut kept = lock(keep);
+            kept.extend_from_slice(&line);
+            kept.push(b'\n');
             continue;
         }
         let _ = out.write_all(&line);

@@ -586,3 +586,56 @@ fn missing_and_foreign_parts_are_one_line_errors_with_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn the_processes_of_a_local_run_stop_at_once_when_its_supervisor_is_killed() {
+    let dir = scratch("orphans");
+    // `paper` runs for many seconds: the processes must stop because their supervisor is
+    // gone, not because the run ended.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args([
+            "check",
+            "--preset",
+            "paper",
+            "--threads",
+            "1",
+            "--local",
+            "2",
+        ])
+        .args(["--checkpoint", "ck", "--checkpoint-every", "0s", "--json"])
+        .current_dir(&dir)
+        .env("CI", "true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memtx starts");
+    let started = Instant::now();
+    let members = loop {
+        let members = children(child.id(), "--processes");
+        if members.len() == 2 && parts_level(&dir.join("ck"), 2).is_some_and(|l| l >= 3) {
+            break members;
+        }
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "paper ended too soon"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no checkpoint of level 3"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(sigkill(child.id()));
+    let _ = child.wait();
+    let killed = Instant::now();
+    while !members.iter().all(|&p| ended(p)) {
+        if killed.elapsed() > Duration::from_secs(5) {
+            for &p in &members {
+                sigkill(p);
+            }
+            panic!("the processes ran on for 5 s after their supervisor was killed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

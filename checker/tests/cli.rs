@@ -716,3 +716,96 @@ fn bench_compares_local_processes_with_threads_in_one_run() {
     let out = memtx(&["bench", "--processes", "1"], &dir);
     assert_user_error(&out, "--processes");
 }
+
+/// `bench --processes 2 --two-phase 3`: the preset and 2PC in one run, a table, a ratio and the
+/// bytes per state for each; the internal cluster flags are refused outside a child.
+#[test]
+fn bench_compares_local_processes_with_threads_on_the_preset_and_2pc_in_one_run() {
+    let dir = scratch("bench-processes-2pc");
+    let out = memtx(
+        &[
+            "bench",
+            "--processes",
+            "2",
+            "--two-phase",
+            "3",
+            "--preset",
+            "quick",
+            "--repeat",
+            "1",
+        ],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let preset = text
+        .find("## MemTX, preset `quick`")
+        .expect("the preset's table");
+    let two_phase = text.find("## 2PC, 3 RMs").expect("2PC's table");
+    assert!(preset < two_phase, "{text}");
+    for section in [&text[preset..two_phase], &text[two_phase..]] {
+        assert!(section.contains("| 1 process × 2 threads |"), "{text}");
+        assert!(
+            section.contains("| 2 local processes × 1 thread |"),
+            "{text}"
+        );
+        assert_eq!(
+            section
+                .matches("processes' speed / threads' speed: **")
+                .count(),
+            1,
+            "{text}"
+        );
+        assert!(section.contains("per distinct state"), "{text}");
+    }
+    assert!(text[preset..].contains("389403 distinct states"), "{text}");
+    // 2PC with 3 RMs: 288 distinct states (stateright's example).
+    assert!(text[two_phase..].contains("288 distinct states"), "{text}");
+    let out = memtx(
+        &[
+            "bench",
+            "--processes",
+            "2",
+            "--process",
+            "1",
+            "--hostfile",
+            "h",
+        ],
+        &dir,
+    );
+    assert_user_error(&out, "internal");
+    std::fs::write(dir.join("h"), "127.0.0.1:1\n").expect("a hostfile");
+    let out = memtx(
+        &[
+            "bench",
+            "--run-one",
+            "fast",
+            "--processes",
+            "2",
+            "--process",
+            "0",
+            "--hostfile",
+            "h",
+        ],
+        &dir,
+    );
+    assert_user_error(&out, "--hostfile");
+    let out = memtx(
+        &[
+            "bench",
+            "--run-one",
+            "stateright",
+            "--processes",
+            "2",
+            "--hostfile",
+            "h",
+        ],
+        &dir,
+    );
+    assert_user_error(&out, "--run-one fast");
+}

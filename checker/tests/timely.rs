@@ -293,6 +293,70 @@ fn two_free_addresses() -> Vec<String> {
         .collect()
 }
 
+/// Starts `memtx args… --processes N --process i --hostfile FILE` for every i over loopback
+/// and returns process 0's output once every process ended (each must end within a minute).
+fn cluster_of_binaries(dir: &Path, args: &[&str], n: usize) -> Output {
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    let hosts: String = listeners
+        .iter()
+        .map(|l| format!("{}\n", l.local_addr().expect("an address")))
+        .collect();
+    drop(listeners);
+    let hostfile = dir.join(format!("hosts-{n}"));
+    std::fs::write(&hostfile, hosts).expect("a hostfile");
+    let mut children: Vec<std::process::Child> = (0..n)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_memtx"))
+                .current_dir(dir)
+                .args(args)
+                .args(["--processes", &n.to_string(), "--process", &i.to_string()])
+                .arg("--hostfile")
+                .arg(&hostfile)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("memtx runs")
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while children
+        .iter_mut()
+        .any(|c| c.try_wait().expect("wait").is_none())
+    {
+        if Instant::now() > deadline {
+            for c in &mut children {
+                let _ = c.kill();
+            }
+            panic!("a process of the cluster did not end within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("output"))
+        .collect();
+    for (i, out) in outputs.iter().enumerate() {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "process {i}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    outputs.swap_remove(0)
+}
+
+/// The JSON lines a process printed (timely's connection lines are not JSON).
+fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
 #[test]
 fn a_process_nobody_connects_to_gives_up_after_the_connect_timeout_with_one_line() {
     let dir = scratch("connect-timeout");
@@ -463,5 +527,42 @@ fn a_hung_process_ends_the_local_run_after_the_peer_timeout_with_one_line_and_ex
             && errors[0].contains("--peer-timeout"),
         "{stderr}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_phase_commit_on_2_and_3_local_processes_of_the_binary_matches_one_thread() {
+    let dir = scratch("two-phase-processes");
+    let rms = 5;
+    let one = explore(&model(rms), &ExploreOptions::new().threads(1)).expect("no eventually");
+    for n in [2, 3] {
+        let out = cluster_of_binaries(
+            &dir,
+            &[
+                "bench",
+                "--two-phase",
+                &rms.to_string(),
+                "--threads",
+                "1",
+                "--run-one",
+                "fast",
+            ],
+            n,
+        );
+        let lines = json_lines(&out);
+        assert_eq!(lines.len(), 1, "{}", String::from_utf8_lossy(&out.stdout));
+        let run = &lines[0];
+        assert_eq!(run["engine"], "Timely", "{n} processes");
+        assert_eq!(run["unique_states"], one.unique_states, "{n} processes");
+        assert_eq!(run["total_states"], one.total_states, "{n} processes");
+        assert_eq!(run["max_depth"], one.max_depth, "{n} processes");
+        assert_eq!(run["threads"], n, "one worker per process");
+        assert!(
+            run["bytes_to_other_processes"]
+                .as_u64()
+                .is_some_and(|b| b > 0),
+            "{run}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,8 +7,16 @@
 //! instead of fresh mappings (it raises its mmap threshold dynamically), so growing them
 //! copies instead of remapping, and a second paper run measured 10–30 % slower than the same
 //! run alone. A process per run also makes the peak RSS the run's own.
+//!
+//! `memtx bench --processes N` compares, per model, N local processes × 1 thread with 1
+//! process × N threads instead (`processes_against_threads`): a MemTX preset through
+//! `memtx check --json` (`--local N` for the processes), 2PC through `--run-one fast` (over
+//! processes: N cluster members with `--processes N --process I --hostfile FILE`, started by
+//! `cluster.rs`; process 0 prints the measurements).
 
-use crate::bench::{run_one, two_phase_options, BenchOptions, BenchResult, Engine, EngineRun};
+use crate::bench::{
+    run_one, run_one_over, two_phase_options, BenchOptions, BenchResult, Engine, EngineRun,
+};
 use crate::cli::{BenchArgs, EngineArg};
 use crate::error::{ErrorKind, UserError};
 use crate::setup;
@@ -47,8 +55,14 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     if let Some(engine) = args.run_one {
         return measure_here(args, cfg, engine);
     }
+    if args.process.is_some() || args.hostfile.is_some() {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--process and --hostfile are internal to `memtx bench --processes N`: drop them",
+        ));
+    }
     if let Some(n) = args.processes {
-        let out = processes_against_threads(&args.preset, n, args.repeat)?;
+        let out = processes_against_threads(&args.preset, &args.two_phase, n, args.repeat)?;
         print!("{out}");
         if let Some(path) = &args.out {
             crate::fsutil::write_atomic(path, out.as_bytes())?;
@@ -178,10 +192,32 @@ fn coverage_overhead(with: &str, without: &str, medians: &[(String, usize, f64)]
     out
 }
 
-/// Runs `memtx bench <subject> --threads T --run-one ENGINE` and reads its measurements.
-/// One `memtx check --json` in a child process: (seconds of search, distinct states, bytes
-/// sent between processes when over processes).
-fn check_in_child(args: &[String]) -> Result<(f64, u64, Option<u64>), UserError> {
+/// One run of a model as `memtx bench --processes N` compares it: the search's seconds and
+/// what must not depend on the setup.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Measured {
+    seconds: f64,
+    unique: u64,
+    total: u64,
+    depth: u64,
+    /// Bytes of successor records sent between processes (runs over processes only).
+    bytes: Option<u64>,
+}
+
+impl From<&EngineRun> for Measured {
+    fn from(run: &EngineRun) -> Self {
+        Measured {
+            seconds: run.seconds,
+            unique: run.unique_states,
+            total: run.total_states,
+            depth: run.max_depth as u64,
+            bytes: run.bytes_to_other_processes,
+        }
+    }
+}
+
+/// One `memtx check <args> --json` in a child process, and its measurements.
+fn check_in_child(args: &[String]) -> Result<Measured, UserError> {
     let exe = std::env::current_exe()
         .map_err(|e| UserError::new(ErrorKind::Io, format!("cannot find the memtx binary: {e}")))?;
     let out = std::process::Command::new(exe)
@@ -209,76 +245,190 @@ fn check_in_child(args: &[String]) -> Result<(f64, u64, Option<u64>), UserError>
         .ok_or_else(|| bug("printed no JSON report"))?;
     let report: serde_json::Value =
         serde_json::from_str(&text[start..]).map_err(|_| bug("printed no JSON report"))?;
-    let seconds = report["seconds"]
-        .as_f64()
-        .ok_or_else(|| bug("reported no time"))?;
-    let unique = report["unique_states"]
-        .as_u64()
-        .ok_or_else(|| bug("reported no count"))?;
-    let bytes = report["cluster"]["bytes_to_other_processes"].as_u64();
-    Ok((seconds, unique, bytes))
+    let count = |field: &str| {
+        report[field]
+            .as_u64()
+            .ok_or_else(|| bug(&format!("reported no {field}")))
+    };
+    Ok(Measured {
+        seconds: report["seconds"]
+            .as_f64()
+            .ok_or_else(|| bug("reported no time"))?,
+        unique: count("unique_states")?,
+        total: count("total_states")?,
+        depth: count("max_depth")?,
+        bytes: report["cluster"]["bytes_to_other_processes"].as_u64(),
+    })
+}
+
+/// `memtx bench --two-phase RMS --threads 1 --run-one fast` as `n` local processes over
+/// loopback (each a member of the cluster, [`crate::cluster::run_local_capturing`]), and
+/// process 0's measurements.
+fn two_phase_over_processes(rms: usize, n: usize) -> Result<Measured, UserError> {
+    let args: Vec<std::ffi::OsString> = [
+        "bench",
+        "--two-phase",
+        &rms.to_string(),
+        "--threads",
+        "1",
+        "--run-one",
+        "fast",
+    ]
+    .iter()
+    .map(Into::into)
+    .collect();
+    let (code, out) = crate::cluster::run_local_capturing(n, &args)?;
+    let bug = |why: String| {
+        UserError::new(
+            ErrorKind::Usage,
+            format!("[memtx internal bug] bench: 2PC with {rms} RMs over {n} processes {why}"),
+        )
+    };
+    if code != 0 {
+        return Err(bug(format!("ended with exit code {code}")));
+    }
+    let run: EngineRun =
+        serde_json::from_slice(&out).map_err(|e| bug(format!("printed no measurements ({e})")))?;
+    Ok(Measured::from(&run))
+}
+
+/// A model `memtx bench --processes N` compares: its heading and how to run it on threads
+/// and over processes.
+enum Compared {
+    /// A MemTX preset, through `memtx check --json` (`--threads N` / `--threads 1 --local N`).
+    Preset(String),
+    /// Two-phase commit with this many RMs, through `memtx bench --run-one fast`.
+    TwoPhase(usize),
+}
+
+impl Compared {
+    fn label(&self) -> String {
+        match self {
+            Compared::Preset(p) => format!("MemTX, preset `{p}`"),
+            Compared::TwoPhase(rms) => format!("2PC, {rms} RMs"),
+        }
+    }
+
+    /// One run: 1 process × `n` threads, or `n` local processes × 1 thread.
+    fn measure(&self, n: usize, over_processes: bool) -> Result<Measured, UserError> {
+        let n_text = n.to_string();
+        match (self, over_processes) {
+            (Compared::Preset(p), false) => {
+                check_in_child(&strings(&["--preset", p, "--threads", &n_text]))
+            }
+            (Compared::Preset(p), true) => check_in_child(&strings(&[
+                "--preset",
+                p,
+                "--threads",
+                "1",
+                "--local",
+                &n_text,
+            ])),
+            (Compared::TwoPhase(rms), false) => {
+                let subject = Subject {
+                    label: self.label(),
+                    args: strings(&["--two-phase", &rms.to_string()]),
+                };
+                Ok(Measured::from(&measure_in_child(
+                    &subject,
+                    EngineArg::Fast,
+                    n,
+                )?))
+            }
+            (Compared::TwoPhase(rms), true) => two_phase_over_processes(*rms, n),
+        }
+    }
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
 }
 
 /// `memtx bench --processes N`: N local processes × 1 thread against 1 process × N threads on
-/// `preset`, `repeat` interleaved rounds, as a Markdown table with the median of each.
-fn processes_against_threads(preset: &str, n: usize, repeat: usize) -> Result<String, UserError> {
+/// `preset` and on 2PC with each of `two_phase` RMs, `repeat` interleaved rounds (every
+/// setup of every model once per round), as Markdown: one table per model with the median
+/// of each setup, the speed ratio and the bytes exchanged per state.
+fn processes_against_threads(
+    preset: &str,
+    two_phase: &[usize],
+    n: usize,
+    repeat: usize,
+) -> Result<String, UserError> {
     if !(2..=16).contains(&n) {
         return Err(UserError::new(
             ErrorKind::Usage,
             "--processes must be between 2 and 16",
         ));
     }
-    let threads: Vec<String> = ["--preset", preset, "--threads", &n.to_string()]
-        .iter()
-        .map(|s| s.to_string())
+    let models: Vec<Compared> = std::iter::once(Compared::Preset(preset.to_string()))
+        .chain(two_phase.iter().map(|&rms| Compared::TwoPhase(rms)))
         .collect();
-    let processes: Vec<String> = [
-        "--preset",
-        preset,
-        "--threads",
-        "1",
-        "--local",
-        &n.to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let (mut t_runs, mut p_runs) = (Vec::new(), Vec::new());
-    let mut bytes = None;
-    let mut states = 0;
+    // Per model: the runs on threads, the runs over processes.
+    let mut runs: Vec<(Vec<Measured>, Vec<Measured>)> = vec![Default::default(); models.len()];
     for round in 1..=repeat {
-        let (t, u, _) = check_in_child(&threads)?;
-        let (p, v, b) = check_in_child(&processes)?;
-        if u != v {
-            return Err(UserError::new(
-                ErrorKind::Usage,
-                format!("[memtx internal bug] bench: {u} states on threads, {v} over processes"),
-            ));
+        for (model, (t_runs, p_runs)) in models.iter().zip(&mut runs) {
+            let t = model.measure(n, false)?;
+            let p = model.measure(n, true)?;
+            if (t.unique, t.total, t.depth) != (p.unique, p.total, p.depth) {
+                return Err(UserError::new(
+                    ErrorKind::Usage,
+                    format!(
+                        "[memtx internal bug] bench: {}: {} distinct, {} total states, depth {} on threads; {}, {}, depth {} over processes",
+                        model.label(), t.unique, t.total, t.depth, p.unique, p.total, p.depth
+                    ),
+                ));
+            }
+            eprintln!(
+                "bench: round {round}, {}: 1 process × {n} threads {:.2} s, {n} processes × 1 thread {:.2} s",
+                model.label(),
+                t.seconds,
+                p.seconds
+            );
+            t_runs.push(t);
+            p_runs.push(p);
         }
-        eprintln!("bench: round {round}: 1 process × {n} threads {t:.2} s, {n} processes × 1 thread {p:.2} s");
-        t_runs.push(t);
-        p_runs.push(p);
-        bytes = b.or(bytes);
-        states = u;
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+    let what = if two_phase.is_empty() {
+        "Each run is a `memtx check --json`".to_string()
+    } else {
+        "Each run is a `memtx check --json` (the preset) or a `memtx bench --run-one fast` (2PC)"
+            .to_string()
     };
-    let (t, p) = (median(&mut t_runs.clone()), median(&mut p_runs.clone()));
     let mut out = format!(
-        "# memtx bench --processes {n}\n\nPreset `{preset}`, {states} distinct states (the same in every run). Each run is a `memtx check --json` in a process of its own, the two setups interleaved, {repeat} round(s); times are the report's search time (after the processes connected).\n\n"
+        "# memtx bench --processes {n}\n\n{what} in a process of its own ({n} of them over processes), the two setups interleaved, every model once per round, {repeat} round(s); times are the report's search time (after the processes connected).\n\n"
+    );
+    for (model, (t_runs, p_runs)) in models.iter().zip(&runs) {
+        out.push_str(&comparison_table(&model.label(), n, t_runs, p_runs));
+    }
+    Ok(out)
+}
+
+/// One model's section of `memtx bench --processes N`.
+fn comparison_table(label: &str, n: usize, t_runs: &[Measured], p_runs: &[Measured]) -> String {
+    let median = |runs: &[Measured]| {
+        let mut v: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let (t, p) = (median(t_runs), median(p_runs));
+    let Some(first) = t_runs.first() else {
+        return String::new();
+    };
+    let states = first.unique;
+    let mut out = format!(
+        "## {label}\n\n{states} distinct states, {} states generated, depth {} (the same in every run).\n\n",
+        first.total, first.depth
     );
     out.push_str(
         "| setup | median seconds | every run | distinct states/s |\n|---|---:|---|---:|\n",
     );
-    for (label, m, runs) in [
-        (format!("1 process × {n} threads"), t, &t_runs),
-        (format!("{n} local processes × 1 thread"), p, &p_runs),
+    for (setup, m, runs) in [
+        (format!("1 process × {n} threads"), t, t_runs),
+        (format!("{n} local processes × 1 thread"), p, p_runs),
     ] {
-        let every: Vec<String> = runs.iter().map(|s| format!("{s:.2}")).collect();
+        let every: Vec<String> = runs.iter().map(|r| format!("{:.2}", r.seconds)).collect();
         out.push_str(&format!(
-            "| {label} | {m:.2} | {} | {:.0} |\n",
+            "| {setup} | {m:.2} | {} | {:.0} |\n",
             every.join(", "),
             states as f64 / m.max(1e-9)
         ));
@@ -287,13 +437,14 @@ fn processes_against_threads(preset: &str, n: usize, repeat: usize) -> Result<St
         "\nprocesses' speed / threads' speed: **{:.2}×** (target ≥ 0.8× on loopback)\n",
         t / p.max(1e-9)
     ));
-    if let Some(b) = bytes {
+    if let Some(b) = p_runs.iter().rev().find_map(|r| r.bytes) {
         out.push_str(&format!(
             "bytes sent between processes: {b} ({:.1} per distinct state)\n",
             b as f64 / (states.max(1)) as f64
         ));
     }
-    Ok(out)
+    out.push('\n');
+    out
 }
 
 fn measure_in_child(
@@ -327,6 +478,8 @@ fn measure_in_child(
 }
 
 /// The child side: one engine, the first thread count, the MemTX preset or the one 2PC model.
+/// With `--processes N --process I --hostfile FILE`: the fast engine over timely as process
+/// I of N ([`run_one_over`]); only process 0 prints.
 fn measure_here(
     args: &BenchArgs,
     cfg: memtx_model::Config,
@@ -337,11 +490,42 @@ fn measure_here(
         EngineArg::Stateright => Engine::StaterightBfs,
     };
     let threads = args.threads[0];
-    let failed = |e: crate::explore::ExploreError| UserError::new(ErrorKind::Usage, e.to_string());
+    let cluster = match args.processes {
+        Some(processes) => {
+            if engine != Engine::Fast {
+                return Err(UserError::new(
+                    ErrorKind::Usage,
+                    "--run-one over --processes runs the fast engine over timely: use --run-one fast",
+                ));
+            }
+            Some(crate::cluster::member_of(
+                processes,
+                args.process,
+                args.hostfile.as_deref(),
+                threads,
+                (
+                    crate::explore::DEFAULT_CONNECT_TIMEOUT,
+                    crate::explore::DEFAULT_PEER_TIMEOUT,
+                ),
+            )?)
+        }
+        None => None,
+    };
+    let failed = |e: crate::explore::ExploreError| {
+        let kind = match e {
+            crate::explore::ExploreError::Cluster(_) => ErrorKind::Cluster,
+            _ => ErrorKind::Usage,
+        };
+        UserError::new(kind, e.to_string())
+    };
     let run = match args.two_phase.first() {
         Some(&rms) => {
             let model = TwoPhaseSys::new(rms).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
-            run_one(&model, engine, threads, &two_phase_options(&[threads])).map_err(failed)?
+            let options = two_phase_options(&[threads]);
+            match &cluster {
+                Some(cluster) => run_one_over(&model, cluster, &options).map_err(failed)?,
+                None => Some(run_one(&model, engine, threads, &options).map_err(failed)?),
+            }
         }
         None => {
             let model = MemTx::new(cfg);
@@ -351,8 +535,15 @@ fn measure_here(
             options.next_state_into = Some(hooks.next_state_into);
             options.locality = Some(hooks.locality);
             options.coverage = (!args.no_rule_coverage).then_some(hooks.coverage);
-            run_one(&model, engine, threads, &options).map_err(failed)?
+            match &cluster {
+                Some(cluster) => run_one_over(&model, cluster, &options).map_err(failed)?,
+                None => Some(run_one(&model, engine, threads, &options).map_err(failed)?),
+            }
         }
+    };
+    // A cluster member other than process 0 lends its workers; process 0 reports.
+    let Some(run) = run else {
+        return Ok(0);
     };
     let json = serde_json::to_string(&run).map_err(|e| {
         UserError::new(
