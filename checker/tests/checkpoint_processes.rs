@@ -491,6 +491,10 @@ fn a_checkpoint_on_threads_resumes_over_local_processes_with_the_same_counterexa
             "--json",
             "--traces",
             "t2",
+            "--report",
+            "rep",
+            "--name",
+            "resumed",
         ],
         &dir,
     );
@@ -501,6 +505,17 @@ fn a_checkpoint_on_threads_resumes_over_local_processes_with_the_same_counterexa
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(essentials(&out), want, "resumed over two processes");
+    // The report says where it ran and that it was resumed.
+    let md = std::fs::read_to_string(dir.join("rep").join("resumed.md")).expect("a report");
+    assert!(md.contains("| engine | timely |"), "{md}");
+    assert!(
+        md.contains("| processes | 2 process(es) x 1 worker(s); peak memory per process "),
+        "{md}"
+    );
+    assert!(
+        md.contains("| resumed | from a checkpoint at level "),
+        "{md}"
+    );
     let trace = |traces: &str| -> serde_json::Value {
         let file = dir.join(traces).join("missed-cascade-I2.trace.json");
         let mut v: serde_json::Value =

@@ -617,23 +617,7 @@ pub fn render_text(r: &RunReport) -> String {
         out.push_str(&format!("symmetry: {group}; the counts are of orbits\n"));
     }
     if let Some(c) = &r.cluster {
-        let rss: Vec<String> = c
-            .per_process
-            .iter()
-            .map(|p| {
-                p.peak_rss_bytes
-                    .map_or("?".to_string(), |b| format!("{}", b >> 20))
-            })
-            .collect();
-        out.push_str(&format!(
-            "timely: {} process(es) x {} worker(s); peak memory per process {} MiB; {} bytes of successor records between processes ({:.1} B per state), {} between workers\n",
-            c.processes,
-            c.threads_per_process,
-            rss.join(", "),
-            c.bytes_to_other_processes,
-            c.bytes_to_other_processes as f64 / (r.unique_states.max(1)) as f64,
-            c.bytes_to_other_workers
-        ));
+        out.push_str(&format!("timely: {}\n", c.summary(r.unique_states)));
     }
     if let Some(level) = r.resumed_from_level {
         out.push_str(&format!(

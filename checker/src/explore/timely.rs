@@ -202,6 +202,31 @@ pub struct ClusterReport {
     pub bytes_to_other_workers: u64,
 }
 
+impl ClusterReport {
+    /// One line for summaries and reports: processes × workers, each process's peak memory,
+    /// and the bytes of successor records sent between processes (per distinct state of a
+    /// run of `unique_states`) and between workers.
+    pub fn summary(&self, unique_states: u64) -> String {
+        let rss: Vec<String> = self
+            .per_process
+            .iter()
+            .map(|p| {
+                p.peak_rss_bytes
+                    .map_or("?".to_string(), |b| format!("{}", b >> 20))
+            })
+            .collect();
+        format!(
+            "{} process(es) x {} worker(s); peak memory per process {} MiB; {} bytes of successor records between processes ({:.1} B per state), {} between workers",
+            self.processes,
+            self.threads_per_process,
+            rss.join(", "),
+            self.bytes_to_other_processes,
+            self.bytes_to_other_processes as f64 / unique_states.max(1) as f64,
+            self.bytes_to_other_workers
+        )
+    }
+}
+
 /// A batch of successor records, serialized as one byte string (not byte by byte).
 #[derive(Clone, Debug, Default)]
 struct Bytes(Vec<u8>);

@@ -527,6 +527,9 @@ impl RunReport {
                 ),
             ),
         ];
+        if let Some(c) = &self.cluster {
+            rows.insert(3, ("processes", c.summary(self.unique_states)));
+        }
         if let Some(level) = self.resumed_from_level {
             rows.insert(
                 2,
