@@ -68,7 +68,7 @@
 //! then is the previous checkpoint's set removed. A kill at any moment therefore leaves the
 //! previous set or the new one complete, and [`load`] reads the newest level whose parts
 //! are all there, checks that they describe the same run at the same moment, and puts them
-//! together as one checkpoint with one shard per old worker. From there, [`restore`] is the
+//! together as one checkpoint with one shard per old worker. From there, `restore` is the
 //! same for both: a checkpoint written over processes resumes on threads, and one written on
 //! threads resumes over any number of processes. On a cluster each process writes into the
 //! directory it sees; to resume, every part must be in the directory each process reads
@@ -296,7 +296,7 @@ pub fn file_in(dir: &Path) -> PathBuf {
 }
 
 /// The name of worker `part`'s file of a checkpoint at `level` of a run over `parts` timely
-/// workers ([`write_part`]).
+/// workers (`write_part`).
 pub fn part_name(level: usize, part: usize, parts: usize) -> String {
     format!("L{level:04}-part-{part:04}-of-{parts:04}.memtx")
 }
