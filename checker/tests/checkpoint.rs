@@ -3,6 +3,9 @@
 //! discoveries' paths, coverage tallies). Library-level tests here; the `memtx` binary
 //! (SIGKILL, `memtx resume`, damaged files) below them.
 
+mod binary_support;
+
+use binary_support::essentials;
 use memtx_checker::explore::{
     explore, load, CheckpointPlan, ExploreOptions, ExploreReport, PackedState, StopReason,
 };
@@ -208,28 +211,6 @@ fn memtx(dir: &Path, args: &[&str]) -> Output {
         .env("CI", "true")
         .output()
         .expect("the memtx binary runs")
-}
-
-/// What a resumed run must share with the uninterrupted one, from `--json` output.
-fn essentials(out: &Output) -> serde_json::Value {
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    let verdicts: Vec<serde_json::Value> = v["properties"]
-        .as_array()
-        .expect("properties")
-        .iter()
-        .map(|p| serde_json::json!([p["key"], p["verdict"], p["trace_len"]]))
-        .collect();
-    serde_json::json!({
-        "unique": v["unique_states"],
-        "total": v["total_states"],
-        "depth": v["max_depth"],
-        "levels": v["states_per_depth"],
-        "result": v["result"],
-        "coverage": v["coverage"],
-        "rules": v["rules"],
-        "verdicts": verdicts,
-    })
 }
 
 /// The level of the checkpoint in `dir`, read from its header line, if there is one.

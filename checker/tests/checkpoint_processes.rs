@@ -6,7 +6,7 @@
 
 mod binary_support;
 
-use binary_support::{memtx, scratch};
+use binary_support::{children, ended, essentials, memtx, scratch, sigkill};
 use memtx_checker::explore::{
     explore, explore_timely, load, CheckpointPlan, Cluster, ExploreOptions, ExploreReport,
     PackedState, StopReason,
@@ -16,7 +16,7 @@ use stateright::Model;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Everything a resumed run must reproduce.
@@ -181,33 +181,6 @@ fn a_violation_saved_over_workers_resumes_with_the_same_counterexample_and_cover
 
 // ---- through the binary ------------------------------------------------------------------
 
-/// What a resumed run must share with the uninterrupted one, from `--json` output.
-fn essentials(out: &Output) -> serde_json::Value {
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let verdicts: Vec<serde_json::Value> = v["properties"]
-        .as_array()
-        .expect("properties")
-        .iter()
-        .map(|p| serde_json::json!([p["key"], p["verdict"], p["trace_len"]]))
-        .collect();
-    serde_json::json!({
-        "unique": v["unique_states"],
-        "total": v["total_states"],
-        "depth": v["max_depth"],
-        "levels": v["states_per_depth"],
-        "result": v["result"],
-        "coverage": v["coverage"],
-        "rules": v["rules"],
-        "verdicts": verdicts,
-    })
-}
-
 /// The level of the newest complete checkpoint over `parts` processes in `dir`, from the
 /// part files' names.
 fn parts_level(dir: &Path, parts: usize) -> Option<u64> {
@@ -228,45 +201,13 @@ fn parts_level(dir: &Path, parts: usize) -> Option<u64> {
         .next_back()
 }
 
-/// The processes whose parent is `pid` and whose command line contains `has`.
-fn children(pid: u32, has: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // The parent pid is the second field after the parenthesized command name.
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if ppid == Some(pid) && cmdline.contains(has) {
-            out.push(child);
-        }
-    }
-    out
-}
-
-/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
-fn ended(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_none_or(|state| state == "Z" || state == "X"),
-    }
-}
-
-fn sigkill(pid: u32) -> bool {
-    Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
-        .status()
-        .expect("kill runs")
-        .success()
+/// The children of `pid` whose command line contains `has`.
+fn children_with(pid: u32, has: &str) -> Vec<u32> {
+    children(pid)
+        .into_iter()
+        .filter(|(_, cmdline)| cmdline.contains(has))
+        .map(|(p, _)| p)
+        .collect()
 }
 
 /// Who is killed in a `--local 2` run.
@@ -311,13 +252,13 @@ fn local_check_and_kill(dir: &Path, args: &[&str], level: u64, victim: Victim) -
             break false;
         }
         if members.len() < 2 {
-            members = children(child.id(), "--processes");
+            members = children_with(child.id(), "--processes");
         }
         if members.len() == 2 && parts_level(&ck, 2).is_some_and(|l| l >= level) {
             break match victim {
                 Victim::Supervisor => sigkill(child.id()),
                 Victim::Member => {
-                    let one = children(child.id(), "--process 1");
+                    let one = children_with(child.id(), "--process 1");
                     assert_eq!(one.len(), 1, "process 1 of the run");
                     sigkill(one[0])
                 }
@@ -626,7 +567,7 @@ fn the_processes_of_a_local_run_stop_at_once_when_its_supervisor_is_killed() {
         .expect("memtx starts");
     let started = Instant::now();
     let members = loop {
-        let members = children(child.id(), "--processes");
+        let members = children_with(child.id(), "--processes");
         if members.len() == 2 && parts_level(&dir.join("ck"), 2).is_some_and(|l| l >= 3) {
             break members;
         }

@@ -2,6 +2,9 @@
 //! counterexamples as one thread of the threaded engine, in one process (library level)
 //! and over local processes (through the binary).
 
+mod binary_support;
+
+use binary_support::children;
 use memtx_checker::explore::{explore, explore_timely, Cluster, ExploreOptions, ExploreReport};
 use memtx_checker::two_phase_commit::{
     self, canonicalize, TwoPhaseAction, TwoPhaseState, TwoPhaseSys,
@@ -424,19 +427,6 @@ fn a_process_nobody_connects_to_gives_up_after_the_connect_timeout_with_one_line
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("--peer-timeout"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The children of `parent` (from /proc), with their command lines.
-fn children(parent: u32) -> Vec<(u32, String)> {
-    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse::<u32>().ok())
-        .map(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            (pid, String::from_utf8_lossy(&cmdline).replace('\0', " "))
-        })
-        .collect()
 }
 
 /// Kills (and resumes, should it be stopped) a process when dropped, test failure or not.

@@ -27,3 +27,65 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     dir
 }
+
+/// What a run must share with another run of the same check (resumed, or over other
+/// workers), from its `--json` output: counts, levels, result, coverage, rules, and each
+/// property's verdict and trace length.
+pub fn essentials(out: &Output) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let verdicts: Vec<serde_json::Value> = v["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .map(|p| serde_json::json!([p["key"], p["verdict"], p["trace_len"]]))
+        .collect();
+    serde_json::json!({
+        "unique": v["unique_states"],
+        "total": v["total_states"],
+        "depth": v["max_depth"],
+        "levels": v["states_per_depth"],
+        "result": v["result"],
+        "coverage": v["coverage"],
+        "rules": v["rules"],
+        "verdicts": verdicts,
+    })
+}
+
+/// The children of `parent` (from /proc), with their command lines.
+pub fn children(parent: u32) -> Vec<(u32, String)> {
+    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse::<u32>().ok())
+        .map(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            (pid, String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        })
+        .collect()
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+pub fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Sends SIGKILL to `pid`; whether `kill` succeeded.
+pub fn sigkill(pid: u32) -> bool {
+    Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("kill runs")
+        .success()
+}
