@@ -220,11 +220,28 @@ enum Victim {
     Member,
 }
 
+/// When the victim is killed.
+#[derive(Clone, Copy, Debug)]
+enum When {
+    /// Once a checkpoint of at least this level is complete.
+    AtLevel(u64),
+    /// While a part is being written (its temporary file exists), after a first checkpoint.
+    DuringWrite,
+}
+
+/// Whether some checkpoint part is being written in `dir`.
+fn writing(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+    })
+}
+
 /// Starts `memtx check ARGS --local 2 --checkpoint ck --checkpoint-every 0s --json` in
-/// `dir`, SIGKILLs `victim` once a checkpoint of at least `level` is complete, and waits
-/// until every process of the run has ended. Returns whether the kill landed before the
-/// run finished.
-fn local_check_and_kill(dir: &Path, args: &[&str], level: u64, victim: Victim) -> bool {
+/// `dir`, SIGKILLs `victim` at `when`, and waits until every process of the run has ended.
+/// Returns whether the kill landed before the run finished.
+fn local_check_and_kill(dir: &Path, args: &[&str], when: When, victim: Victim) -> bool {
     let mut all = vec!["check"];
     all.extend_from_slice(args);
     all.extend_from_slice(&[
@@ -254,7 +271,11 @@ fn local_check_and_kill(dir: &Path, args: &[&str], level: u64, victim: Victim) -
         if members.len() < 2 {
             members = children_with(child.id(), "--processes");
         }
-        if members.len() == 2 && parts_level(&ck, 2).is_some_and(|l| l >= level) {
+        let due = match when {
+            When::AtLevel(level) => parts_level(&ck, 2).is_some_and(|l| l >= level),
+            When::DuringWrite => parts_level(&ck, 2).is_some() && writing(&ck),
+        };
+        if members.len() == 2 && due {
             break match victim {
                 Victim::Supervisor => sigkill(child.id()),
                 Victim::Member => {
@@ -318,22 +339,18 @@ fn a_killed_local_run_resumes_on_processes_and_threads_to_the_uninterrupted_resu
     assert_eq!(reference.status.code(), Some(0));
     let want = essentials(&reference);
     let mut landed = 0;
-    for (n, (level, victim)) in [
-        (3, Victim::Supervisor),
-        (8, Victim::Member),
-        (12, Victim::Supervisor),
+    for (n, (when, victim)) in [
+        (When::AtLevel(3), Victim::Supervisor),
+        (When::AtLevel(8), Victim::Member),
+        (When::DuringWrite, Victim::Member),
+        (When::AtLevel(12), Victim::Supervisor),
     ]
     .into_iter()
     .enumerate()
     {
         let run = dir.join(format!("run{n}"));
         std::fs::create_dir_all(&run).unwrap();
-        if local_check_and_kill(
-            &run,
-            &["--preset", "quick", "--threads", "1"],
-            level,
-            victim,
-        ) {
+        if local_check_and_kill(&run, &["--preset", "quick", "--threads", "1"], when, victim) {
             landed += 1;
         }
         let saved = parts_level(&run.join("ck"), 2).expect("a checkpoint");
@@ -359,7 +376,7 @@ fn a_killed_local_run_resumes_on_processes_and_threads_to_the_uninterrupted_resu
             assert_eq!(
                 essentials(&out),
                 want,
-                "killed the {victim:?} at level {level}, resumed with {placement:?}"
+                "killed the {victim:?} at {when:?}, resumed with {placement:?}"
             );
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(v["resumed_from_level"].as_u64(), Some(saved));

@@ -1100,9 +1100,10 @@ where
 /// every worker writes its own part (its closed levels, its share of the level just closed,
 /// its coverage tally) into the checkpoint directory, then tells every worker whether it
 /// could ([`count_parts`] hears the answers). Only when every part is written is the
-/// checkpoint counted, and the previous one removed (by the first worker of each process, from the directory it sees: on a cluster
-/// without a shared file system each machine keeps its own processes' parts). A kill at
-/// any moment leaves the previous checkpoint whole, or the new one whole.
+/// checkpoint counted, and the previous one removed (by the first worker of each process,
+/// from the directory it sees: on a cluster without a shared file system each machine keeps
+/// its own processes' parts). A kill at any moment leaves the previous checkpoint whole, or
+/// the new one whole.
 fn write_part<M>(
     net: &mut Net<'_>,
     coordinator: &mut Coordinator<'_>,
