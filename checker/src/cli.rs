@@ -196,12 +196,14 @@ pub struct CheckArgs {
     /// Print the whole rule-coverage table (every rule, how often it fired, how early).
     #[arg(long)]
     pub coverage: bool,
-    /// Save the run at level boundaries into this directory (one file, replaced atomically),
-    /// so that `memtx resume DIR` can finish it after a kill. Fast engine, not with --exact.
+    /// Save the run at level boundaries into this directory (one file replaced atomically;
+    /// over processes one part per worker), so that `memtx resume DIR` can finish it after a
+    /// kill. Fast engine, not with --exact.
     #[arg(long, value_name = "DIR")]
     pub checkpoint: Option<PathBuf>,
     /// With --checkpoint: the least time between two checkpoints, e.g. 30s, 5m (default),
-    /// 1h; 0s saves at every level boundary.
+    /// 1h; 0s saves at every level boundary. The first comes at the first level boundary
+    /// after 1 s (or the interval, if shorter).
     #[arg(long, value_name = "DURATION")]
     pub checkpoint_every: Option<String>,
     /// Where the workers run: --local N, or --processes N --process I --hostfile FILE.

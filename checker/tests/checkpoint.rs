@@ -484,3 +484,36 @@ fn damaged_checkpoints_and_bad_options_are_one_line_errors_with_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn the_first_checkpoint_comes_after_a_second_whatever_the_interval() {
+    let dir = scratch("first-checkpoint");
+    // The default interval is 5 minutes; `paper` runs for about half a minute.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(["check", "--preset", "paper", "--checkpoint", "ck", "--json"])
+        .current_dir(&dir)
+        .env("CI", "true")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memtx starts");
+    let started = Instant::now();
+    let level = loop {
+        if let Some(level) = saved_level(&dir.join("ck")) {
+            break level;
+        }
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "paper ended without a checkpoint"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no checkpoint within 15 s with the default interval"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(level >= 1, "a checkpoint holds complete levels: {level}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -59,6 +59,12 @@ pub(crate) struct Coordinator<'a> {
     pub(crate) saving: Option<Saving<'a>>,
 }
 
+/// How long a run with checkpoints waits for its first one, whatever the interval: early
+/// levels are small and cheap to save, and a run killed in its first minutes can then be
+/// resumed too (a checkpoint at the first level boundary after a second, then one per
+/// interval).
+pub(crate) const FIRST_CHECKPOINT: Duration = Duration::from_secs(1);
+
 /// The checkpoints of a run: the plan and what became of it.
 pub(crate) struct Saving<'a> {
     pub(crate) plan: &'a CheckpointPlan,
@@ -293,10 +299,16 @@ impl<'a> Coordinator<'a> {
         result
     }
 
-    /// Whether a checkpoint is due by the clock (the interval since the last one passed).
+    /// Whether a checkpoint is due by the clock: the interval since the last one passed, or,
+    /// before the first, [`FIRST_CHECKPOINT`] (if shorter) since the run started.
     pub(crate) fn checkpoint_due(&self) -> bool {
-        self.saving
-            .as_ref()
-            .is_some_and(|s| s.last.elapsed() >= s.plan.every)
+        self.saving.as_ref().is_some_and(|s| {
+            let wait = if s.written == 0 && s.error.is_none() {
+                s.plan.every.min(FIRST_CHECKPOINT)
+            } else {
+                s.plan.every
+            };
+            s.last.elapsed() >= wait
+        })
     }
 }
