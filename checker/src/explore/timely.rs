@@ -153,25 +153,6 @@ impl Cluster {
             }
         }
     }
-
-    fn config(&self) -> ::timely::CommunicationConfig {
-        match self {
-            Cluster::InProcess(1) => ::timely::CommunicationConfig::Thread,
-            Cluster::InProcess(n) => ::timely::CommunicationConfig::Process((*n).max(1)),
-            Cluster::Processes {
-                threads,
-                process,
-                addresses,
-                ..
-            } => ::timely::CommunicationConfig::Cluster {
-                threads: (*threads).max(1),
-                process: *process,
-                addresses: addresses.clone(),
-                report: false,
-                zerocopy: false,
-            },
-        }
-    }
 }
 
 /// What one process of a cluster run did, in [`ClusterReport::processes`].
@@ -691,8 +672,13 @@ fn build(
         ..
     } = cluster
     else {
-        return cluster
-            .config()
+        // Workers in this process only: timely's own allocators (processes connect below,
+        // with a deadline, in `connect.rs`).
+        let config = match cluster.workers() {
+            1 => ::timely::CommunicationConfig::Thread,
+            n => ::timely::CommunicationConfig::Process(n),
+        };
+        return config
             .try_build()
             .map_err(|e| ExploreError::Cluster(format!("cannot set up the cluster: {e}")));
     };
