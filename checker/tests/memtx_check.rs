@@ -1,6 +1,8 @@
 //! The exhaustive `quick` check inside `cargo test`, pinned against `reports/manifest.json`, and
 //! every variant of docs/protocol.md §10 breaking what the table expects; both engines agree.
 
+mod binary_support;
+
 use memtx_checker::engine::{run, Engine, RunOptions};
 use memtx_checker::report::Manifest;
 use memtx_model::config::VARIANTS;
@@ -163,4 +165,42 @@ fn symmetry_reduces_paper_like_two_agent_runs_without_changing_verdicts() {
         "symmetry changed verdicts (reduction {:.2}x)",
         plain.unique as f64 / sym.unique as f64
     );
+}
+
+/// Rule coverage counts what a rule decided (revision 3, step 1): on `quick`, each repair
+/// rule of the cascade fires in exactly as many steps as the rollback log records that
+/// repair (`check --preset quick --coverage --json`), and a visit that repairs nothing is
+/// not counted.
+#[test]
+fn cascade_firings_equal_the_repairs_the_rollback_log_records() {
+    let dir = binary_support::scratch("cascade-firings");
+    let out = binary_support::memtx(
+        &["check", "--preset", "quick", "--coverage", "--json"],
+        &dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fired = |id: &str| {
+        v["rules"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no rule {id}"))["fired"]
+            .as_u64()
+            .unwrap()
+    };
+    for (cascade, audit) in [
+        ("cascade.revoke-belief", "audit.revoked"),
+        ("cascade.quarantine-view", "audit.quarantined"),
+        ("cascade.compensate", "audit.compensated"),
+        ("cascade.leak", "audit.leaked"),
+    ] {
+        assert_eq!(fired(cascade), fired(audit), "{cascade} against {audit}");
+    }
+    assert!(fired("cascade.quarantine-view") > 0);
 }

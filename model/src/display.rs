@@ -98,9 +98,11 @@ impl fmt::Debug for State {
                 )?;
             }
         }
-        if self.ghost.violated != 0 {
-            let v: Vec<String> = (1..=9)
-                .filter(|n| self.ghost.is_violated(*n))
+        if !self.ghost.violated.is_empty() {
+            let v: Vec<String> = self
+                .ghost
+                .violated
+                .numbers()
                 .map(|n| format!("I{n}"))
                 .collect();
             writeln!(f, "  ghost: violated {}", v.join(", "))?;

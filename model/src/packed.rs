@@ -1,6 +1,7 @@
 //! A compact, canonical byte encoding of [`State`] for explorers' frontiers and exact mode.
 //!
-//! Layout: `clock, next_seq, len, ghost(2)`, then per used record 20 bytes, then a presence mask
+//! Layout: `clock, next_seq, len`, the ghost's verdicts ([`VERDICT_BYTES`], sized by the property
+//! table), then per used record 20 bytes, then a presence mask
 //! of transactions and 5 bytes per open one, then 2 bytes of rollback log per used record, then
 //! the *ghost trailer*: a count and 7 bytes per ghost field that differs from the protocol field
 //! it mirrors. The ghost's copy of a transaction and of a record's review snapshot equal the
@@ -14,6 +15,7 @@ use crate::evidence::Confidence;
 use crate::lifecycle::Life;
 use crate::record::{Effect, Kind, Reason, Record, RecordSet, Scope, Validity, MAX_RECORDS};
 use crate::state::{AuditEntry, GhostTxn, State, MAX_AGENTS};
+use crate::state::{Verdicts, VERDICT_BYTES};
 use crate::txn::{Isolation, Tier, Txn};
 
 const NONE: u8 = u8::MAX;
@@ -79,8 +81,8 @@ const GHOST_ENTRY_BYTES: usize = 7;
 /// Ghost trailer entry tags.
 const GHOST_RECORD: u8 = 0;
 const GHOST_TXN: u8 = 1;
-/// Bytes of the header (`clock, next_seq, len, ghost`).
-const HEADER_BYTES: usize = 5;
+/// Bytes of the header (`clock, next_seq, len`, then the ghost's verdicts).
+const HEADER_BYTES: usize = 3 + VERDICT_BYTES;
 /// Length of the encoding of a state with `records` records, `open` open transactions and
 /// `exceptions` ghost fields that differ from their protocol mirror.
 fn packed_len(records: usize, open: usize, exceptions: usize) -> usize {
@@ -130,10 +132,10 @@ const CREATED_BYTES: usize = 11;
 /// encoding give some key; nothing panics.
 pub fn locality(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    // The header is `clock, next_seq, len, ghost(2)`, as `decode` reads it.
+    // The header is `clock, next_seq, len, verdicts`, as `decode` reads it.
     let records = bytes
         .first_chunk::<HEADER_BYTES>()
-        .map_or(0, |&[_, _, len, _, _]| len as usize);
+        .map_or(0, |header| header[2] as usize);
     let mut key = (records as u64).wrapping_mul(K);
     for i in 0..records {
         let created = bytes.get(HEADER_BYTES + RECORD_BYTES * i..);
@@ -251,9 +253,9 @@ impl State {
         // Written as if every ghost field mirrored its protocol field (the trailer count is the
         // last byte, 0); the rare exceptions are appended afterwards and the count patched.
         out.resize(start + packed_len(len, mask.count_ones() as usize, 0), 0);
-        let [g0, g1] = self.ghost.violated.to_le_bytes();
         let mut w = Writer(&mut out[start..]);
-        w.put([self.clock, self.next_seq, len as u8, g0, g1]);
+        w.put([self.clock, self.next_seq, len as u8]);
+        w.put(self.ghost.violated.to_bytes());
         let mut parted = false;
         for r in self.records() {
             w.put(pack_record(r));
@@ -331,8 +333,8 @@ impl State {
 
     /// Overwrites every field of `self` from `bytes`, front to back.
     fn decode(&mut self, bytes: &[u8]) -> Option<()> {
-        let (header, rest) = bytes.split_first_chunk::<HEADER_BYTES>()?;
-        let [clock, next_seq, len, g0, g1] = *header;
+        let (&[clock, next_seq, len], rest) = bytes.split_first_chunk::<3>()?;
+        let (&verdicts, rest) = rest.split_first_chunk::<VERDICT_BYTES>()?;
         let len = len as usize;
         if len > MAX_RECORDS {
             return None;
@@ -345,7 +347,7 @@ impl State {
         }
         self.clock = clock;
         self.next_seq = next_seq;
-        self.ghost.violated = u16::from_le_bytes([g0, g1]);
+        self.ghost.violated = Verdicts::from_bytes(verdicts)?;
         let (records, log) = self.records_for_decoding(len);
         let (record_bytes, rest) = rest.split_at(RECORD_BYTES * len);
         for (r, b) in records

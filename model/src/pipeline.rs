@@ -139,24 +139,29 @@ pub fn check_semantic_conflict(
     let r = state.record(id);
     let mine = cfg.authority(r.source);
     let rivals = rivals(state, id);
-    if rivals.len() > 1 {
-        fire(Rule::PipeConflictSeveral);
-    }
     let (mut stale, mut higher, mut review) = (false, false, false);
+    // The outcome classes the rivals fell into (one bit each, in the order above): the
+    // ranking of several rivals decides something only when they disagree.
+    let mut classes = 0u8;
     for x in rivals.iter() {
         let rival = state.record(x);
         let seq = rival.seq.unwrap_or(0);
         let theirs = cfg.authority(rival.source);
         let outcome = if seq >= ctx.snapshot_seq && seq < ctx.commit_start {
+            classes |= 1;
             &mut stale
         } else if theirs > mine {
+            classes |= 2;
             &mut higher
         } else if theirs == mine && rival.source != r.source {
+            classes |= 4;
             &mut review
         } else if theirs < mine {
+            classes |= 8;
             outranked.insert(x);
             continue;
         } else {
+            classes |= 16;
             corrected.insert(x);
             continue;
         };
@@ -165,6 +170,9 @@ pub fn check_semantic_conflict(
             // Revision 1: the first decisive rival in id order decides.
             break;
         }
+    }
+    if classes.count_ones() > 1 {
+        fire(Rule::PipeConflictSeveral);
     }
     if stale {
         fire(Rule::PipeConflictStale);

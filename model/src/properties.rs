@@ -66,6 +66,17 @@ macro_rules! sometimes {
     };
 }
 
+/// How many invariants [`PROPERTIES`] holds. Invariant `In` is row `n - 1` (invariants first,
+/// in number order; a test holds the table to it), and the ghost's verdicts
+/// ([`crate::state::Verdicts`]) are sized by this count.
+pub const INVARIANTS: usize = {
+    let mut n = 0;
+    while n < PROPERTIES.len() && matches!(PROPERTIES[n].expectation, Expectation::Always) {
+        n += 1;
+    }
+    n
+};
+
 /// Every property, invariants first.
 pub const PROPERTIES: &[PropertyDef] = &[
     always!(

@@ -272,7 +272,7 @@ rules! {
     PipeConflictDisjoint = "pipe.conflict.disjoint", Pipeline, "§6.3", "pipeline::rivals", ["I6"],
         "conflict: a contradicting record with non-overlapping validity coexists";
     PipeConflictSeveral = "pipe.conflict.several", Pipeline, "§6.3", "pipeline::check_semantic_conflict", ["I7", "I12"],
-        "conflict: several rivals are judged together and the outcomes rank";
+        "conflict: several rivals with different outcomes are judged together and the outcomes rank";
     PipeLineageRevoked = "pipe.lineage.revoked", Pipeline, "§6.3", "pipeline::check_lineage", ["I2", "I13"],
         "lineage: a Revoked ancestor -> aborted and cascaded";
     PipeLineageInactive = "pipe.lineage.inactive", Pipeline, "§6.3", "pipeline::check_lineage", ["I13"],
@@ -307,13 +307,13 @@ rules! {
         "the strong form (external-action) lets an irreversible call through";
 
     // §8 typed cascading repair and the rollback log.
-    CascadeRevokeBelief = "cascade.revoke-belief", Cascade, "§8", "cascade::repair_for", ["I2"],
+    CascadeRevokeBelief = "cascade.revoke-belief", Cascade, "§8", "cascade::apply_repair", ["I2"],
         "a descendant belief is Revoked";
-    CascadeQuarantineView = "cascade.quarantine-view", Cascade, "§8", "cascade::repair_for", ["I2"],
+    CascadeQuarantineView = "cascade.quarantine-view", Cascade, "§8", "cascade::apply_repair", ["I2"],
         "a descendant view is Quarantined for rebuild";
-    CascadeCompensate = "cascade.compensate", Cascade, "§8", "cascade::repair_for", ["I2", "I8"],
+    CascadeCompensate = "cascade.compensate", Cascade, "§8", "cascade::apply_repair", ["I2", "I8"],
         "a descendant reversible action is compensated";
-    CascadeLeak = "cascade.leak", Cascade, "§8", "cascade::repair_for", ["I2", "I8", "I9"],
+    CascadeLeak = "cascade.leak", Cascade, "§8", "cascade::apply_repair", ["I2", "I8", "I9"],
         "a descendant irreversible action is recorded as leaked";
     CascadeBelowView = "cascade.below-view", Cascade, "§8", "cascade::retract", ["I2"],
         "the walk continues below a quarantined view";

@@ -90,25 +90,78 @@ pub struct GhostTxn {
     pub level: u8,
 }
 
+/// Bytes of [`Verdicts`]: one bit per history property number `In`, sized by the property
+/// table ([`crate::properties::INVARIANTS`]): a new invariant's row grows it, nothing else.
+pub const VERDICT_BYTES: usize = crate::properties::INVARIANTS / 8 + 1;
+
+/// The ghost's verdicts: which invariants `In` some step so far has violated (bit `n` for
+/// `In`; bit 0 is unused). Sized by the property table, so every invariant it lists can be
+/// stored, packed, serialised and displayed.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Verdicts([u8; VERDICT_BYTES]);
+
+impl Verdicts {
+    /// Is `n` the number of an invariant of the property table (`1..=INVARIANTS`)?
+    pub fn names_invariant(n: u8) -> bool {
+        (1..=crate::properties::INVARIANTS).contains(&(n as usize))
+    }
+    /// Marks invariant `In` as violated. A number the property table does not have is a bug
+    /// of the ghost, not of the protocol.
+    pub fn violate(&mut self, n: u8) {
+        assert!(
+            Self::names_invariant(n),
+            "[memtx internal bug] the ghost judged I{n}, which the property table does not have"
+        );
+        self.0[n as usize / 8] |= 1 << (n % 8);
+    }
+    /// Has invariant `In` been violated? (`false` for a number the table does not have.)
+    pub fn is_violated(&self, n: u8) -> bool {
+        Self::names_invariant(n) && self.0[n as usize / 8] & (1 << (n % 8)) != 0
+    }
+    /// No invariant violated.
+    pub fn is_empty(&self) -> bool {
+        self.0 == [0; VERDICT_BYTES]
+    }
+    /// The numbers `n` of the violated invariants `In`, ascending.
+    pub fn numbers(&self) -> impl Iterator<Item = u8> + '_ {
+        (1..=crate::properties::INVARIANTS as u8).filter(|&n| self.is_violated(n))
+    }
+    /// The verdicts as bytes (for packing).
+    pub fn to_bytes(self) -> [u8; VERDICT_BYTES] {
+        self.0
+    }
+    /// Verdicts from packed bytes; `None` if a bit names no invariant.
+    pub fn from_bytes(bytes: [u8; VERDICT_BYTES]) -> Option<Self> {
+        let v = Verdicts(bytes);
+        let mut known = Verdicts::default();
+        for n in v.numbers() {
+            known.0[n as usize / 8] |= 1 << (n % 8);
+        }
+        (known == v).then_some(v)
+    }
+}
+
 /// Ghost fields: history, written by [`crate::ghost`] from independent predicates.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 pub struct Ghost {
-    /// Bit `i` set = history property `Ii` was violated by some step so far.
-    pub violated: u16,
+    /// The invariants some step so far has violated.
+    pub violated: Verdicts,
     /// The ghost's copy of each agent's open transaction (index = agent).
     pub txns: [Option<GhostTxn>; MAX_AGENTS],
 }
 
 impl Ghost {
-    /// Marks history property number `n` (1..=15) as violated.
+    /// Marks invariant `In` as violated.
     pub fn violate(&mut self, n: u8) {
-        self.violated |= 1 << n;
+        self.violated.violate(n);
     }
-    /// Has history property number `n` been violated?
+    /// Has invariant `In` been violated?
     pub fn is_violated(&self, n: u8) -> bool {
-        self.violated & (1 << n) != 0
+        self.violated.is_violated(n)
     }
 }
 

@@ -38,9 +38,6 @@ use crate::txn::Txn;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The number of ghost bits (`Ghost::violated` is a `u16`).
-const GHOST_BITS: u8 = 16;
-
 /// One rollback-log entry in its readable form.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -88,9 +85,7 @@ impl Serialize for State {
                 }
             })
             .collect();
-        let ghost_violated = (0..GHOST_BITS)
-            .filter(|&n| self.ghost.is_violated(n))
-            .collect();
+        let ghost_violated = self.ghost.violated.numbers().collect();
         CompactRef {
             clock: self.clock,
             next_seq: self.next_seq,
@@ -220,9 +215,10 @@ impl CompactOwned {
             state.ghost.txns[agent] = g;
         }
         for number in self.ghost_violated {
-            if number >= GHOST_BITS {
+            if !crate::state::Verdicts::names_invariant(number) {
                 return Err(format!(
-                    "\"ghost_violated\" names property {number}; property numbers are below {GHOST_BITS}"
+                    "\"ghost_violated\" names I{number}; the invariants are I1..=I{}",
+                    crate::properties::INVARIANTS
                 ));
             }
             state.ghost.violate(number);

@@ -210,3 +210,99 @@ fn a_deferred_effect_fires_only_when_a_won_rival_is_left_alone() {
     assert!(has(&fired, Rule::PipeStabilityFail), "{fired:?}");
     assert!(!has(&fired, Rule::PipeDeferredEffect), "{fired:?}");
 }
+
+#[test]
+fn several_rivals_count_only_when_the_ranking_decides_between_them() {
+    // r0 (low) and r1 (mid A) agree on s0 = v0; a write of v1 has both as rivals.
+    let base = |source: u8| {
+        vec![
+            begin_medium(0),
+            belief(0, 0, 0).source(LOW).into(),
+            belief(0, 0, 0).source(MID_A).into(),
+            commit(0),
+            begin_medium(0),
+            belief(0, 0, 1).source(source).into(),
+            commit(0),
+        ]
+    };
+    // From the high source both rivals are outranked: one outcome, nothing ranked.
+    let (s, fired) = fired_by_last(&base(HIGH));
+    assert_eq!(s.record(2).life(), memtx_model::Life::Committed);
+    assert!(has(&fired, Rule::PipeConflictSupersede), "{fired:?}");
+    assert!(!has(&fired, Rule::PipeConflictSeveral), "{fired:?}");
+    // From mid B: r0 is outranked by it, r1 is an equal-authority rival of another source;
+    // the ranking decides (review wins over supersession).
+    let (s, fired) = fired_by_last(&base(MID_B));
+    assert_eq!(
+        s.record(2).reason,
+        Some(memtx_model::record::Reason::Review)
+    );
+    assert!(has(&fired, Rule::PipeConflictSeveral), "{fired:?}");
+}
+
+/// Rule coverage counts what a rule decided: over every transition of a breadth-first prefix
+/// of `quick`, a `cascade.*` repair rule fires exactly when the step logged a repair of its
+/// kind (a visit to a record already Revoked repairs nothing and counts nothing).
+#[test]
+fn cascade_rules_fire_exactly_when_a_repair_is_logged() {
+    use memtx_model::machine::{candidate_ops, step};
+    use memtx_model::state::Repair;
+    use std::collections::{HashSet, VecDeque};
+    let cfg = memtx_model::presets::preset("quick", Variant::Memtx).unwrap();
+    let kinds = [
+        (Repair::Revoked, Rule::CascadeRevokeBelief),
+        (Repair::Quarantined, Rule::CascadeQuarantineView),
+        (Repair::Compensated, Rule::CascadeCompensate),
+        (Repair::Leaked, Rule::CascadeLeak),
+    ];
+    let mut seen = HashSet::new();
+    let mut queue = VecDeque::from([State::initial()]);
+    let (mut transitions, mut repairs) = (0usize, 0usize);
+    let mut ops = Vec::new();
+    while let Some(pre) = queue.pop_front() {
+        if seen.len() >= 60_000 {
+            break;
+        }
+        ops.clear();
+        candidate_ops(&cfg, &pre, &mut ops);
+        for op in ops.iter() {
+            let _ = take_fired();
+            let Ok(post) = step(&cfg, &pre, op) else {
+                continue;
+            };
+            let fired = take_fired();
+            transitions += 1;
+            for (repair, rule) in kinds {
+                let logged = post
+                    .ids()
+                    .any(|id| post.audit(id).has(repair) && !pre.audit(id).has(repair))
+                    || post.ids().any(|id| {
+                        // Logged again with no new kind but a new cause: only a view is
+                        // repaired twice (quarantined once more; a Revoked record is final).
+                        let (a, b) = (pre.audit(id), post.audit(id));
+                        repair == Repair::Quarantined
+                            && post.record(id).kind.is_view()
+                            && a.repairs_bits() == b.repairs_bits()
+                            && a.cause != b.cause
+                    });
+                let fired = fired & (1u128 << rule as u8) != 0;
+                assert_eq!(
+                    fired,
+                    logged,
+                    "{} fired={fired} but repair logged={logged} on {op:?}",
+                    rule.id()
+                );
+                repairs += logged as usize;
+            }
+            let mut key = Vec::new();
+            post.pack(&mut key);
+            if seen.insert(key) {
+                queue.push_back(post);
+            }
+        }
+    }
+    assert!(
+        repairs > 100,
+        "the prefix repaired too little ({repairs} in {transitions})"
+    );
+}

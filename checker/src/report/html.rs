@@ -14,6 +14,7 @@ use super::dag::{dag_svg, legend_html};
 use super::plot::{chart_svg, Chart};
 use super::{domain_rows, Outcome, PropertyOutcome, RunReport, Verdict};
 use crate::trace::{changed_records, Trace};
+use memtx_model::properties::PropertyDef;
 use std::fmt::Write as _;
 
 /// `s` with `&`, `<`, `>` and `"` escaped for HTML text and attributes.
@@ -335,6 +336,23 @@ pub fn trace_page(trace: &Trace, origin: &str) -> String {
     ];
     if let Some(d) = &trace.description {
         rows.push(("description".into(), d.clone()));
+    }
+    // Every invariant the final state violates, by name (not only the trace's property).
+    if let Some(last) = crate::trace::step_rows(trace)
+        .ok()
+        .and_then(|r| r.last().cloned())
+    {
+        let names: Vec<String> = last
+            .failing
+            .iter()
+            .map(|k| PropertyDef::find(k).map_or(k.clone(), |p| p.name.to_string()))
+            .collect();
+        let shown = if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join("; ")
+        };
+        rows.push(("violated in the final state".into(), shown));
     }
     body.push_str(&kv_table(&rows));
     let key = trace.property.as_ref().map(|p| p.key.as_str());

@@ -149,7 +149,7 @@ pub fn state_vars(state: &State, action: &str) -> Map<String, Value> {
             })
         })
         .collect();
-    let violated = (0..16u8).filter(|&n| state.ghost.is_violated(n)).map(int);
+    let violated = state.ghost.violated.numbers().map(int);
     let mut m = Map::new();
     m.insert("action".into(), Value::String(action.to_string()));
     m.insert("clock".into(), int(state.clock));

@@ -468,8 +468,11 @@ pub fn changes(pre: &State, post: &State) -> Vec<String> {
             out.push(format!("log r{id} {what} (cause {cause})"));
         }
     }
-    let newly: Vec<String> = (0..16u8)
-        .filter(|&n| post.ghost.is_violated(n) && !pre.ghost.is_violated(n))
+    let newly: Vec<String> = post
+        .ghost
+        .violated
+        .numbers()
+        .filter(|&n| !pre.ghost.is_violated(n))
         .map(|n| format!("I{n}"))
         .collect();
     if !newly.is_empty() {
