@@ -555,19 +555,18 @@ fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mu
     if !safe_to_act(pre, &gtx, tx.tier, support) {
         post.ghost.violate(1);
     }
-    // I9: remember which of its basis was already in doubt (a revocation requested).
-    if tx.tier == Tier::ExternalAction {
-        let mut basis = support;
-        for s in support.iter() {
-            basis = basis.union(ghost_ancestors(pre, s));
-        }
-        let doubted: RecordSet = basis
-            .iter()
-            .filter(|&b| pre.record(b).pending_revocation)
-            .collect();
-        let id = pre.len() as RecordId;
-        post.record_mut(id).doubted_at_execution = doubted;
+    // I9, in every tier (revision 3): remember which of its basis was already in doubt (a
+    // revocation requested).
+    let mut basis = support;
+    for s in support.iter() {
+        basis = basis.union(ghost_ancestors(pre, s));
     }
+    let doubted: RecordSet = basis
+        .iter()
+        .filter(|&b| pre.record(b).pending_revocation)
+        .collect();
+    let id = pre.len() as RecordId;
+    post.record_mut(id).doubted_at_execution = doubted;
 }
 
 /// I1's condition in the spec's words, against the ghost's snapshot: no Tentative record

@@ -304,8 +304,11 @@ fn observe(
 fn begin(cfg: &Config, state: &mut State, agent: u8, tier: Tier, isolation: Isolation) -> Applied {
     agent_ok(cfg, agent)?;
     require(state.txn(agent).is_none(), Rule::EnBeginOpen)?;
-    // An external-action transaction always reads at the strictest level.
+    // An external-action transaction always reads at the strictest level, whatever it asks.
     let isolation = if tier == Tier::ExternalAction {
+        if isolation != Isolation::ActionSafeRead {
+            fire(Rule::OpBeginForcedIsolation);
+        }
         Isolation::ActionSafeRead
     } else {
         isolation

@@ -149,6 +149,8 @@ rules! {
         "Observe records a Raw belief outside any transaction";
     OpBegin = "op.begin", Operation, "§5", "ops::begin", ["I5", "I14"],
         "Begin opens a transaction and captures its snapshot";
+    OpBeginForcedIsolation = "op.begin.forced-isolation", Operation, "§4", "ops::begin", ["I14"],
+        "an external-action Begin that asked for a weaker isolation level reads at action-safe-read";
     OpStage = "op.stage", Operation, "§5", "ops::stage", ["I5"],
         "Stage adds a Tentative record to the agent's transaction";
     OpAdopt = "op.adopt", Operation, "§5", "ops::adopt", ["I5", "I1"],

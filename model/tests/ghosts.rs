@@ -15,7 +15,8 @@ use memtx_model::machine::step;
 use memtx_model::ops::Op;
 use memtx_model::properties::{
     action_safety_gating, adjudication, cascade_repair_completeness, evidence_at_commit, isolation,
-    no_stale_override, sound_lineage_at_commit, tier_isolation, validity_at_commit,
+    no_harm_from_known_doubt, no_stale_override, sound_lineage_at_commit, tier_isolation,
+    validity_at_commit,
 };
 use memtx_model::record::{Reason, RecordId};
 use memtx_model::txn::{Isolation, Tier};
@@ -328,4 +329,33 @@ fn every_reason_a_commit_gives_must_be_true() {
         !memtx_model::properties::no_permission_laundering(&m, &s),
         "laundering without a narrower ancestor"
     );
+}
+
+#[test]
+fn i9_judges_irreversible_calls_in_every_tier() {
+    // r1 summarises r0; r0's revocation is requested; a medium-tier call on r1 executes
+    // (paper-gate skips the stability check), then the revocation leaks it.
+    let ops = [
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        summary(0, &[0]).into(),
+        commit(0),
+        request_revocation(0),
+        begin_medium(0),
+        irreversible(0, &[1]),
+        commit(0),
+        apply_revocation(0),
+    ];
+    let gate = wide(Variant::PaperGate);
+    let s = ops.iter().fold(State::initial(), |s, op| {
+        step(&gate, &s, op).unwrap_or_else(|r| panic!("{op:?} refused: {r}"))
+    });
+    assert_eq!(
+        s.record(2).effect,
+        Some(memtx_model::record::Effect::Leaked)
+    );
+    assert!(!no_harm_from_known_doubt(&MemTx::new(gate), &s));
+    // The protocol blocks the same call in the medium tier.
+    let pre = run(&ops[..6]);
+    assert!(step(&cfg(), &pre, &ops[6]).is_err());
 }
