@@ -236,7 +236,8 @@ pub enum Enumeration {
 pub struct Domain {
     /// Tiers a `Begin` may choose (low and medium behave identically in every rule).
     pub tiers: Vec<Tier>,
-    /// Isolation levels for non-external tiers (external-action always reads action-safe).
+    /// Isolation levels a low or medium `Begin` may choose. An external-action `Begin` is offered
+    /// at every level and always reads action-safe (§4).
     pub isolations: Vec<Isolation>,
     /// Kinds a `Stage` may write (beliefs and views).
     pub stage_kinds: Vec<Kind>,

@@ -14,7 +14,7 @@ use crate::properties::{PropertyDef, PROPERTIES};
 use crate::record::{Kind, Reason, RecordSet, Validity, FOREVER};
 use crate::state::State;
 use crate::symmetry::Symmetry;
-use crate::txn::visible;
+use crate::txn::{visible, Isolation, Tier};
 use stateright::{Model, Property};
 
 /// The MemTX protocol as a `stateright` model over one configuration.
@@ -133,11 +133,23 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
     for agent in 0..b.agents {
         let open = state.txn(agent).is_some();
         if wide || !open {
-            // Every level in every tier, as a harness (or a careless agent) may ask: the
-            // protocol forces an external-action transaction to action-safe-read (§4), and I14
-            // judges that it did.
+            // A harness (or a careless agent) may ask for any level: low and medium tiers
+            // at the domain's levels (a bound on what they read), external-action at every
+            // level, which the protocol forces to action-safe-read (§4; I14 judges that it
+            // did). The requested level is not part of the state, so this adds transitions,
+            // not states. Action-safe-read comes first, so a shortest trace shows the level
+            // the protocol reads at.
+            const ACTION_SAFE_FIRST: [Isolation; 5] = {
+                let a = Isolation::ALL;
+                [a[4], a[3], a[2], a[1], a[0]]
+            };
             for &tier in &d.tiers {
-                for &isolation in &d.isolations {
+                let levels: &[Isolation] = if tier == Tier::ExternalAction {
+                    &ACTION_SAFE_FIRST
+                } else {
+                    &d.isolations
+                };
+                for &isolation in levels {
                     out.push(Op::Begin {
                         agent,
                         tier,

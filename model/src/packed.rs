@@ -45,13 +45,7 @@ const SCOPES: [Scope; 3] = [Scope::Private, Scope::Shared, Scope::Public];
 const CONFIDENCES: [Confidence; 2] = [Confidence::Low, Confidence::High];
 const EFFECTS: [Effect; 3] = [Effect::Executed, Effect::Compensated, Effect::Leaked];
 const TIERS: [Tier; 3] = [Tier::Low, Tier::Medium, Tier::ExternalAction];
-const ISOLATIONS: [Isolation; 5] = [
-    Isolation::RawRead,
-    Isolation::TentativeRead,
-    Isolation::ValidatedRead,
-    Isolation::CommittedRead,
-    Isolation::ActionSafeRead,
-];
+const ISOLATIONS: [Isolation; 5] = Isolation::ALL;
 const REASONS: [Reason; 17] = [
     Reason::Evidence,
     Reason::Expired,

@@ -35,6 +35,14 @@ pub enum Isolation {
 }
 
 impl Isolation {
+    /// Every level, weakest first.
+    pub const ALL: [Isolation; 5] = [
+        Isolation::RawRead,
+        Isolation::TentativeRead,
+        Isolation::ValidatedRead,
+        Isolation::CommittedRead,
+        Isolation::ActionSafeRead,
+    ];
     /// The lowest main-path rank this level reads (see [`Life::main_path_rank`]).
     pub fn min_rank(self) -> u8 {
         self as u8

@@ -110,3 +110,46 @@ fn the_filters_hold_under_the_variants_that_change_what_is_visible() {
         check_filter_is_implied("isolation", variant, 8_000);
     }
 }
+
+/// A harness may ask an external-action `Begin` for any isolation level (issue 31 item 5): the
+/// environment offers every level, even when the domain lists none for the other tiers, and the
+/// protocol opens each at action-safe-read. Otherwise I14 ("every external-action transaction
+/// reads at action-safe-read") could never fail, whatever `ops::begin` did.
+#[test]
+fn an_external_action_begin_is_offered_at_every_level_and_reads_action_safe() {
+    use memtx_model::ops::Op;
+    use memtx_model::txn::{Isolation, Tier};
+    let mut cfg = preset("quick", Variant::Memtx).expect("quick preset");
+    cfg.domain.tiers = vec![Tier::ExternalAction];
+    cfg.domain.isolations.clear();
+    let s = State::initial();
+    let mut ops = Vec::new();
+    candidate_ops(&cfg, &s, &mut ops);
+    let mut asked: Vec<Isolation> = ops
+        .iter()
+        .filter_map(|op| match *op {
+            Op::Begin {
+                agent: 0,
+                tier: Tier::ExternalAction,
+                isolation,
+            } => Some(isolation),
+            _ => None,
+        })
+        .collect();
+    asked.sort();
+    assert_eq!(asked, Isolation::ALL.to_vec(), "levels offered: {asked:?}");
+    for isolation in Isolation::ALL {
+        let op = Op::Begin {
+            agent: 0,
+            tier: Tier::ExternalAction,
+            isolation,
+        };
+        let next = step(&cfg, &s, &op).unwrap_or_else(|r| panic!("{op:?} refused: {r}"));
+        let tx = next.txn(0).expect("the transaction is open");
+        assert_eq!(
+            tx.isolation,
+            Isolation::ActionSafeRead,
+            "asked {isolation:?}"
+        );
+    }
+}
