@@ -41,6 +41,25 @@ const SPEC_MOVES: &[(Life, Life)] = {
     ]
 };
 
+/// I4, entry (revision 3): a record comes into being Raw only by `Observe`, Tentative only by
+/// `Stage`, and in force (Committed or ActionSafe) only as an executed tool action; one
+/// record per step, and no step removes one. (Which of Committed and ActionSafe an action
+/// enters as is [`judge_entry_state`]'s.)
+fn judge_created(pre: &State, op: &Op, post: &mut State) {
+    let legal = post.len() == pre.len() + 1 && {
+        let r = post.record(pre.len() as RecordId);
+        match op {
+            Op::Observe { .. } => r.life() == Life::Raw && r.kind == Kind::Belief,
+            Op::Stage { .. } => r.life() == Life::Tentative && !r.kind.is_action(),
+            Op::CallTool { .. } => in_force(r.life()) && r.kind.is_action(),
+            _ => false,
+        }
+    };
+    if !legal {
+        post.ghost.violate(4);
+    }
+}
+
 /// I4: records every lifecycle move; a move that is not a row of the spec's table is a violation.
 pub fn observe_move(ghost: &mut Ghost, from: Life, to: Life) {
     if !SPEC_MOVES.contains(&(from, to)) {
@@ -68,6 +87,9 @@ const GHOST_AUTHORITY_THRESHOLD: f32 = 0.9;
 
 /// Judges one step: `pre` is the state before `op`, `post` the state after (to be annotated).
 pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
+    if post.len() != pre.len() {
+        judge_created(pre, op, post);
+    }
     match *op {
         Op::Begin {
             agent,
@@ -91,7 +113,10 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
             post.ghost.txns[agent as usize] = None;
         }
         Op::Abort { agent } => post.ghost.txns[agent as usize] = None,
-        Op::Adopt { record, .. } => forget_restaged(record, post),
+        Op::Adopt { agent, record } => {
+            judge_reads(pre, agent, RecordSet::single(record), &mut post.ghost);
+            forget_restaged(record, post);
+        }
         Op::Revalidate { record } => forget_restaged(record, post),
         Op::Rebuild { view } => forget_restaged(view, post),
         Op::Resolve { record, keep: true } => judge_review_keep(pre, record, post),
@@ -361,7 +386,80 @@ fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, post: &mut Sta
         if !truthful {
             post.ghost.violate(property);
         }
+        if let Some(skipped) = earlier_check_failed(cfg, pre, agent, id, reason, seq, post) {
+            post.ghost.violate(skipped);
+        }
     }
+}
+
+/// The pipeline's order (revision 3: I10–I13 judge the order): the checks of §6 in order,
+/// each with the property that judges it: evidence (I10), validity (I11), semantic conflict
+/// (I12), lineage (I13), permission inheritance (I3), dependency stability. A record given the
+/// reason of one check passed every earlier one; this returns the property of the first
+/// earlier check that record `id` surely failed, if any.
+///
+/// "Surely": the ghost judges from the states before and after the commit step, so it counts
+/// only what held when the record was judged whatever the order inside the step: a rival in
+/// force before the step and untouched by it, or committed earlier in the step and still in
+/// force; an ancestor already inactive before the step.
+fn earlier_check_failed(
+    cfg: &Config,
+    pre: &State,
+    agent: u8,
+    id: RecordId,
+    reason: Reason,
+    seq: u8,
+    post: &State,
+) -> Option<u8> {
+    // The reason's position in the order; reasons no check gives are not judged here.
+    let position = match reason {
+        Reason::Evidence => 1,
+        Reason::Expired => 2,
+        Reason::StaleWrite | Reason::Outranked | Reason::Review => 3,
+        Reason::RevokedParent | Reason::InactiveParent => 4,
+        Reason::Permission => 5,
+        Reason::UnstableDependency => 6,
+        _ => return None,
+    };
+    let r = post.record(id);
+    let conflict_failed = || {
+        pre.ids().any(|x| {
+            let (was, now) = (pre.record(x), post.record(x));
+            let rival_then = (in_force(was.life()) && was.life() == now.life())
+                || (x < id && was.writer == Some(agent) && in_force(now.life()));
+            let stale = in_force(was.life()) && was.seq.is_some_and(|s| s >= seq);
+            x != id
+                && rival_then
+                && contradict(r, now)
+                && (stale
+                    || authority(cfg, now) > authority(cfg, r)
+                    || (authority(cfg, now) == authority(cfg, r) && now.source != r.source))
+        })
+    };
+    let ancestors = ghost_ancestors(post, id);
+    let checks: [(u8, &dyn Fn() -> bool); 5] = [
+        (10, &|| !meets_evidence(cfg, r)),
+        (11, &|| {
+            !(r.validity.from <= pre.clock && pre.clock < r.validity.until)
+        }),
+        (12, &conflict_failed),
+        (13, &|| {
+            ancestors.iter().any(|a| {
+                matches!(
+                    pre.record(a).life(),
+                    Life::Revoked | Life::Superseded | Life::Quarantined
+                )
+            })
+        }),
+        (3, &|| {
+            ancestors.iter().any(|a| post.record(a).scope < r.scope)
+        }),
+    ];
+    checks
+        .iter()
+        .take(position - 1)
+        .find(|(_, failed)| failed())
+        .map(|(property, _)| *property)
 }
 
 /// Is there a rival of `r` (record `id`) committed after the snapshot (sequence `seq`) and
@@ -525,9 +623,11 @@ fn judge_review_keep(pre: &State, id: RecordId, post: &mut State) {
     }
 }
 
-/// I5: a record read (declared parent or gate support) by a transaction must not sit below the
-/// transaction's isolation level (the ghost's copy of it) on the main path, unless the
-/// transaction staged it itself.
+/// I5 (revision 3: every read): a record read by a transaction (declared parent, gate
+/// support, adopted record) is in the ghost's snapshot of it, taken at `Begin` from the
+/// records at or above its level then, or was staged by the transaction itself. A snapshot
+/// record that left the main path since stays readable (§4, reads are repeatable); what it
+/// may be used for is the pipeline's and the gate's business.
 fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
     let Some(tx) = pre.ghost.txns[agent as usize] else {
         return;
@@ -538,10 +638,7 @@ fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
         if r.scope == Scope::Private && r.owner != agent {
             ghost.violate(3);
         }
-        if r.writer == Some(agent) {
-            continue;
-        }
-        if rank(r.life()).is_some_and(|rk| rk < tx.level) {
+        if r.writer != Some(agent) && !tx.snapshot.contains(id) {
             ghost.violate(5);
         }
     }

@@ -96,14 +96,10 @@ pub const PROPERTIES: &[PropertyDef] = &[
     ),
     always!(
         "I4",
-        "records move only along the lifecycle table",
+        "records enter and move only along the lifecycle table",
         lifecycle_legality
     ),
-    always!(
-        "I5",
-        "no transaction reads below its isolation level",
-        isolation
-    ),
+    always!("I5", "no transaction reads outside its snapshot", isolation),
     always!("I6", "one truth per slot", one_truth_per_slot),
     always!(
         "I7",

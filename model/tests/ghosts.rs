@@ -15,8 +15,8 @@ use memtx_model::machine::step;
 use memtx_model::ops::Op;
 use memtx_model::properties::{
     action_safety_gating, adjudication, cascade_repair_completeness, evidence_at_commit, isolation,
-    no_harm_from_known_doubt, no_stale_override, sound_lineage_at_commit, tier_isolation,
-    validity_at_commit,
+    lifecycle_legality, no_harm_from_known_doubt, no_stale_override, sound_lineage_at_commit,
+    tier_isolation, validity_at_commit,
 };
 use memtx_model::record::{Reason, RecordId};
 use memtx_model::txn::{Isolation, Tier};
@@ -358,4 +358,132 @@ fn i9_judges_irreversible_calls_in_every_tier() {
     // The protocol blocks the same call in the medium tier.
     let pre = run(&ops[..6]);
     assert!(step(&cfg(), &pre, &ops[6]).is_err());
+}
+
+#[test]
+fn i4_breaks_when_a_record_enters_the_lifecycle_other_than_by_its_operation() {
+    use memtx_model::record::Scope;
+    let pre = State::initial();
+    let op = observe(MID_A, 0, 0, Scope::Shared, 0);
+    let good = step(&cfg(), &pre, &op).unwrap();
+    assert!(lifecycle_legality(&model(), &good));
+    // A defective Observe that creates the record directly in Committed (every move it
+    // takes is a row of the table: only the entry is wrong).
+    let mut bad = good.clone();
+    for life in [Life::Tentative, Life::Validated, Life::Committed] {
+        bad.move_record(0, life).unwrap();
+    }
+    let judged = judge(&pre, &op, bad);
+    assert!(!lifecycle_legality(&model(), &judged));
+    // A Stage that creates a Raw record; a Commit that creates one.
+    let pre = run(&[begin_medium(0)]);
+    let op = Op::from(belief(0, 0, 0));
+    let good = step(&cfg(), &pre, &op).unwrap();
+    assert!(lifecycle_legality(&model(), &good));
+    let raw = judge(
+        &pre,
+        &op,
+        step(&cfg(), &pre, &observe(MID_A, 0, 0, Scope::Shared, 0)).unwrap(),
+    );
+    assert!(!lifecycle_legality(&model(), &raw));
+    let staged = good.clone();
+    let judged = judge(&staged, &commit(0), {
+        let mut post = step(&cfg(), &staged, &commit(0)).unwrap();
+        post.push_record(memtx_model::Record::default());
+        post
+    });
+    assert!(!lifecycle_legality(&model(), &judged));
+}
+
+#[test]
+fn i5_breaks_when_a_read_is_of_a_record_outside_the_ghost_snapshot() {
+    // a1 begins with an empty snapshot; a0 then commits r0. r0 is Committed, at a1's level,
+    // but was committed after a1's snapshot: reading it is not a snapshot read.
+    let pre = run(&[
+        begin_medium(1),
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+    ]);
+    let op = Op::from(summary(1, &[0]));
+    assert!(step(&cfg(), &pre, &op).is_err(), "the protocol refuses it");
+    let bad = step(&wide(Variant::NoSnapshotReads), &pre, &op).unwrap();
+    let judged = judge(&pre, &op, bad);
+    assert!(!isolation(&model(), &judged));
+    // Control: a transaction begun after the commit reads it.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+        begin_medium(1),
+    ]);
+    let good = step(&cfg(), &pre, &op).unwrap();
+    assert!(isolation(&model(), &good));
+}
+
+#[test]
+fn i5_judges_adopt_as_a_read() {
+    use memtx_model::record::Scope;
+    // A raw observation, then a committed-read transaction: r0 is not in its snapshot.
+    let pre = run(&[
+        observe(MID_A, 0, 0, Scope::Shared, 0),
+        begin(0, Tier::Medium, Isolation::CommittedRead),
+    ]);
+    let op = adopt(0, 0);
+    assert!(step(&cfg(), &pre, &op).is_err(), "the protocol refuses it");
+    let mut bad = pre.clone();
+    bad.move_record(0, Life::Tentative).unwrap();
+    bad.record_mut(0).writer = Some(0);
+    let judged = judge(&pre, &op, bad);
+    assert!(!isolation(&model(), &judged));
+    // Control: adopted at raw-read.
+    let pre = run(&[
+        observe(MID_A, 0, 0, Scope::Shared, 0),
+        begin(0, Tier::Medium, Isolation::RawRead),
+    ]);
+    assert!(isolation(&model(), &step(&cfg(), &pre, &op).unwrap()));
+}
+
+#[test]
+fn the_order_of_the_pipeline_is_judged_a_reason_names_the_first_failing_check() {
+    // r0 (high) says v0; a low-confidence mid write of v1 fails evidence first, and is also
+    // outranked. A pipeline that ran the conflict check first would call it "outranked".
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(HIGH).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 1).low_confidence().into(),
+    ]);
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(1).reason, Some(Reason::Evidence));
+    assert!(evidence_at_commit(&model(), &good));
+    let mut bad = good.clone();
+    bad.move_record(1, Life::Revoked).unwrap();
+    bad.record_mut(1).reason = Some(Reason::Outranked);
+    let judged = judge(&pre, &commit(0), bad);
+    assert!(
+        adjudication(&model(), &judged),
+        "the outranking itself is true"
+    );
+    assert!(
+        !evidence_at_commit(&model(), &judged),
+        "but evidence came first"
+    );
+    // An expired write (valid from tick 1, committed at 0) reported outranked: I11.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(HIGH).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 1).valid_from(1).into(),
+    ]);
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(1).reason, Some(Reason::Expired));
+    let mut bad = good.clone();
+    bad.move_record(1, Life::Revoked).unwrap();
+    bad.record_mut(1).reason = Some(Reason::Outranked);
+    let judged = judge(&pre, &commit(0), bad);
+    assert!(!validity_at_commit(&model(), &judged));
+    assert!(validity_at_commit(&model(), &good));
 }
