@@ -12,12 +12,7 @@ use std::path::Path;
 #[test]
 fn every_regression_trace_replays_as_recorded_and_is_harmless_under_the_fixed_protocol() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .chain(std::fs::read_dir(dir.join("paper")).unwrap())
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".trace.json"))
-        .collect();
+    let mut files = memtx_checker::trace::regression_traces(&dir);
     files.sort();
     assert!(
         files
@@ -25,6 +20,15 @@ fn every_regression_trace_replays_as_recorded_and_is_harmless_under_the_fixed_pr
             .any(|f| f.to_string_lossy().contains("missed-cascade-I2")),
         "the missed-cascade regression is missing"
     );
+    for harm in [
+        "observations/rev2-lineage-I18",
+        "isolation/rev2-lineage-I13",
+    ] {
+        assert!(
+            files.iter().any(|f| f.to_string_lossy().contains(harm)),
+            "the regression {harm} (revision 3 step 2's harms) is missing"
+        );
+    }
     assert!(
         files.len() >= 8,
         "expected one trace per ablation variant, found {}",

@@ -39,6 +39,10 @@ pub enum Variant {
     /// rival in id order, and `Resolve(keep)` supersedes every rival whatever its authority
     /// or commit time.
     Rev1Adjudication,
+    /// Revision 2's lineage (revision 3 step 2 off): a parent still Raw, Tentative or Validated
+    /// counts as active, and the gate checks neither the ancestors of its support nor, below
+    /// the external-action tier, the support's validity.
+    Rev2Lineage,
 }
 
 /// One row of the variant table: name, what it removes, which properties it should break.
@@ -52,6 +56,10 @@ pub struct VariantInfo {
     pub removes: &'static str,
     /// Property keys docs/protocol.md §10 expects it to break.
     pub expected_to_break: &'static [&'static str],
+    /// Focused presets of the suite on which it is also checked by `memtx reference`, its
+    /// violations saved in `regressions/<preset>/`: those that show what `quick` and `paper`
+    /// cannot.
+    pub shown_by: &'static [&'static str],
 }
 
 /// The variant table of docs/protocol.md §10 (plus the fixed protocol, first).
@@ -61,66 +69,87 @@ pub const VARIANTS: &[VariantInfo] = &[
         name: "memtx",
         removes: "nothing: the protocol as specified",
         expected_to_break: &[],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::NoConflictCheck,
         name: "no-conflict-check",
         removes: "semantic-conflict adjudication",
         expected_to_break: &["I6", "I7"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::NoPermissionInheritance,
         name: "no-permission-inheritance",
         removes: "the scope check",
         expected_to_break: &["I3"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::NoCascade,
         name: "no-cascade",
         removes: "cascading repair",
         expected_to_break: &["I2"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::NoActionGate,
         name: "no-action-gate",
         removes: "the action gate",
         expected_to_break: &["I1"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::NoVisibilityScoping,
         name: "no-visibility-scoping",
         removes: "visibility scoping: staged records visible to all",
         expected_to_break: &["I5", "I1"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::NoSnapshotReads,
         name: "no-snapshot-reads",
         removes: "snapshot reads: reads see the latest state",
         expected_to_break: &["I7"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::PaperGate,
         name: "paper-gate",
         removes: "the gate's action-time check of support and its ancestors (the paper's gate)",
         expected_to_break: &["I9"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::MissedCascade,
         name: "missed-cascade",
         removes: "the cascade walk below a quarantined view (the paper's defect)",
         expected_to_break: &["I2"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::MissedCascadeStaged,
         name: "missed-cascade-staged",
         removes: "the cascade of staged descendants of other transactions, and lineage beyond direct parents (the paper's defect, second form)",
         expected_to_break: &["I2"],
+        shown_by: &[],
     },
     VariantInfo {
         variant: Variant::Rev1Adjudication,
         name: "rev1-adjudication",
         removes: "revision 2's adjudication: several rivals ranked, and Resolve(keep)'s checks (first rival decides; keep supersedes every rival)",
         expected_to_break: &["I7", "I12"],
+        shown_by: &[],
+    },
+    VariantInfo {
+        variant: Variant::Rev2Lineage,
+        name: "rev2-lineage",
+        removes: "revision 3's lineage over committed parents (an uncommitted parent passes) and the gate's check of the support closure",
+        expected_to_break: &["I13", "I18"],
+        // Neither quick nor paper reads below committed-read: the harms need a raw or
+        // tentative read (a summary over a raw observation that reaches a refund; a summary
+        // committed over another agent's staging).
+        shown_by: &["observations", "isolation"],
     },
 ];
 

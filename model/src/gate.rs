@@ -1,9 +1,11 @@
 //! The action gate in front of irreversible tool calls (docs/protocol.md §7).
 //!
 //! Weak form (low and medium tiers): condition 1 only. Strong form (external-action): conditions
-//! 1 and 2. Both forms also apply the "Decided" support checks of §7 unless the variant is
-//! `paper-gate`; `no-action-gate` removes the gate. A blocked call gets a [`GateBlock`] saying which
-//! condition blocked it.
+//! 1 and 2. Both forms also apply the "Decided" support checks of §7: every record of the
+//! support closure (the declared support and its transitive ancestors) is in force (revision 3),
+//! the action-time stability check unless the variant is `paper-gate`, the closure's ancestors
+//! unless it is `rev2-lineage`; `no-action-gate` removes the gate. A blocked call gets a
+//! [`GateBlock`] saying which condition blocked it.
 
 use crate::config::{Config, Variant};
 use crate::lifecycle::Life;
@@ -29,7 +31,8 @@ pub enum GateBlock {
         /// The support record.
         record: RecordId,
     },
-    /// Condition 2 (strong form): a support record is not valid now.
+    /// A support record is not valid now (revision 3: in force includes valid now, in every
+    /// tier; revision 2 checked it in the strong form only).
     SupportExpired {
         /// The support record.
         record: RecordId,
@@ -51,6 +54,17 @@ pub enum GateBlock {
         /// Its ancestor pending revocation.
         ancestor: RecordId,
     },
+    /// Revision 3: an ancestor of a support record is not in force (not Committed or
+    /// ActionSafe, or not valid now): a belief that never validated cannot reach an action
+    /// through a committed child.
+    AncestorNotInForce {
+        /// The support record.
+        record: RecordId,
+        /// Its ancestor that is not in force.
+        ancestor: RecordId,
+        /// The ancestor's lifecycle state.
+        life: Life,
+    },
 }
 
 impl std::fmt::Display for GateBlock {
@@ -68,10 +82,9 @@ impl std::fmt::Display for GateBlock {
                 f,
                 "blocked (condition 2): support r{record} is not ActionSafe"
             ),
-            GateBlock::SupportExpired { record } => write!(
-                f,
-                "blocked (condition 2): support r{record} is not valid now"
-            ),
+            GateBlock::SupportExpired { record } => {
+                write!(f, "blocked: support r{record} is not valid now")
+            }
             GateBlock::SupportNotInForce {
                 record,
                 life,
@@ -91,6 +104,21 @@ impl std::fmt::Display for GateBlock {
                 f,
                 "blocked: r{ancestor}, an ancestor of support r{record}, is pending revocation"
             ),
+            GateBlock::AncestorNotInForce {
+                record,
+                ancestor,
+                life,
+            } => {
+                let why = if life.is_committed() {
+                    "not valid now".to_string()
+                } else {
+                    format!("{life:?}")
+                };
+                write!(
+                    f,
+                    "blocked: r{ancestor}, an ancestor of support r{record}, is not in force ({why})"
+                )
+            }
         }
     }
 }
@@ -109,9 +137,12 @@ pub fn check(cfg: &Config, state: &State, agent: u8, support: RecordSet) -> Resu
         if strong {
             check_action_safe_support(state, agent, support)?;
         }
-        check_support_in_force(cfg, state, support)?;
+        check_support_in_force(cfg, state, support, strong)?;
         if cfg.variant != Variant::PaperGate {
             check_support_stable(state, support)?;
+        }
+        if cfg.variant != Variant::Rev2Lineage {
+            check_ancestors_in_force(state, support)?;
         }
         Ok(())
     })();
@@ -133,6 +164,7 @@ impl GateBlock {
             GateBlock::SupportExpired { .. } => Rule::GateSupportExpired,
             GateBlock::SupportNotInForce { .. } => Rule::GateSupportNotInForce,
             GateBlock::UnstableSupport { .. } => Rule::GateUnstableSupport,
+            GateBlock::AncestorNotInForce { .. } => Rule::GateAncestorNotInForce,
         }
     }
 }
@@ -146,10 +178,13 @@ pub fn in_force(r: &Record) -> bool {
 /// operation's enabling condition, answers a call on support that is not, and names the
 /// record and its state. The paper's gate (`paper-gate`) checks dependency stability only at
 /// commit: it lets a call through on Committed or ActionSafe support pending revocation.
+/// Revision 3: in force includes valid now, in every tier (`rev2-lineage`: in the strong form
+/// only, as revision 2's condition 2).
 pub fn check_support_in_force(
     cfg: &Config,
     state: &State,
     support: RecordSet,
+    strong: bool,
 ) -> Result<(), GateBlock> {
     let ok = |r: &Record| {
         if cfg.variant == Variant::PaperGate {
@@ -158,17 +193,43 @@ pub fn check_support_in_force(
             in_force(r)
         }
     };
-    match support.iter().find(|&s| !ok(state.record(s))) {
-        Some(record) => {
-            let r = state.record(record);
-            Err(GateBlock::SupportNotInForce {
-                record,
-                life: r.life(),
-                pending_revocation: r.pending_revocation,
-            })
-        }
-        None => Ok(()),
+    if let Some(record) = support.iter().find(|&s| !ok(state.record(s))) {
+        let r = state.record(record);
+        return Err(GateBlock::SupportNotInForce {
+            record,
+            life: r.life(),
+            pending_revocation: r.pending_revocation,
+        });
     }
+    if strong || cfg.variant != Variant::Rev2Lineage {
+        if let Some(record) = support
+            .iter()
+            .find(|&s| !state.record(s).validity.contains(state.clock))
+        {
+            return Err(GateBlock::SupportExpired { record });
+        }
+    }
+    Ok(())
+}
+
+/// Revision 3, the support closure: in every tier, each transitive ancestor of each support
+/// record is committed (Committed or ActionSafe) and valid now (its pending revocation is
+/// [`check_support_stable`]'s). A belief that never validated cannot reach an action through a
+/// committed child. `rev2-lineage` omits it.
+pub fn check_ancestors_in_force(state: &State, support: RecordSet) -> Result<(), GateBlock> {
+    for record in support.iter() {
+        if let Some(ancestor) = state.ancestors(record).iter().find(|&a| {
+            let r = state.record(a);
+            !r.life().is_committed() || !r.validity.contains(state.clock)
+        }) {
+            return Err(GateBlock::AncestorNotInForce {
+                record,
+                ancestor,
+                life: state.record(ancestor).life(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Condition 1: no Tentative record outside the caller's snapshot is in flight.
@@ -190,7 +251,7 @@ pub fn check_no_tentative_in_flight(
 }
 
 /// Condition 2, strong form: the snapshot holds an ActionSafe record, and every support record is
-/// ActionSafe and valid now.
+/// ActionSafe (valid now is [`check_support_in_force`]'s, in every tier).
 pub fn check_action_safe_support(
     state: &State,
     agent: u8,
@@ -210,9 +271,6 @@ pub fn check_action_safe_support(
         let r = state.record(record);
         if r.life() != Life::ActionSafe {
             return Err(GateBlock::SupportNotActionSafe { record });
-        }
-        if !r.validity.contains(state.clock) {
-            return Err(GateBlock::SupportExpired { record });
         }
     }
     Ok(())

@@ -289,7 +289,13 @@ fn judge_commits(cfg: &Config, pre: &State, committed: RecordSet, post: &mut Sta
                 || matches!(after.life(), Life::Revoked | Life::Quarantined)
                 || superseded_earlier
         });
-        if unsound {
+        // Revision 3: lineage over committed parents. A declared parent passes only if it was
+        // committed before the step, or earlier in this one (a lower id of this commit).
+        let uncommitted_parent = r.parents.iter().any(|p| {
+            let before = pre.record(p).life();
+            !(in_force(before) || committed.contains(p) && p < id)
+        });
+        if unsound || uncommitted_parent {
             post.ghost.violate(13);
         }
     }
@@ -416,7 +422,7 @@ fn earlier_check_failed(
         Reason::Evidence => 1,
         Reason::Expired => 2,
         Reason::StaleWrite | Reason::Outranked | Reason::Review => 3,
-        Reason::RevokedParent | Reason::InactiveParent => 4,
+        Reason::RevokedParent | Reason::InactiveParent | Reason::UncommittedParent => 4,
         Reason::Permission => 5,
         Reason::UnstableDependency => 6,
         _ => return None,
@@ -644,7 +650,7 @@ fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
     }
 }
 
-/// I1 and I9, at the moment an irreversible call executes.
+/// I1, I9 and I18, at the moment an irreversible call executes.
 fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mut State) {
     let (Some(tx), Some(gtx)) = (pre.txns()[agent as usize], pre.ghost.txns[agent as usize]) else {
         return;
@@ -664,6 +670,27 @@ fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mu
         .collect();
     let id = pre.len() as RecordId;
     post.record_mut(id).doubted_at_execution = doubted;
+    if !harmless(pre, agent, &gtx, basis) {
+        post.ghost.violate(18);
+    }
+}
+
+/// I18 zero downstream harm, in the spec's words (§9, §7 "in force"): every record of the
+/// support closure `closure` is Committed or ActionSafe, not pending revocation, valid now, and
+/// one the caller may see (a Private record only by its owner); and no Tentative record is in
+/// flight outside the caller's ghost snapshot.
+fn harmless(pre: &State, agent: u8, tx: &GhostTxn, closure: RecordSet) -> bool {
+    let in_force_now =
+        |r: &Record| in_force(r.life()) && !r.pending_revocation && r.validity.contains(pre.clock);
+    let callers = |r: &Record| r.scope != Scope::Private || r.owner == agent;
+    let closure_ok = closure.iter().all(|id| {
+        let r = pre.record(id);
+        in_force_now(r) && callers(r)
+    });
+    let in_flight = pre
+        .ids()
+        .any(|id| pre.record(id).life() == Life::Tentative && !tx.snapshot.contains(id));
+    closure_ok && !in_flight
 }
 
 /// I1's condition in the spec's words, against the ghost's snapshot: no Tentative record

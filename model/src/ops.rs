@@ -675,7 +675,9 @@ fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 6]
     [
         (r.validity.contains(state.clock), Rule::EnKeepExpired),
         (
-            ancestors.iter().all(|a| state.record(a).life().is_active()),
+            ancestors
+                .iter()
+                .all(|a| pipeline::ancestor_passes_lineage(cfg, state.record(a).life())),
             Rule::EnKeepLineage,
         ),
         (

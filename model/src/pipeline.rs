@@ -205,6 +205,14 @@ pub fn check_semantic_conflict(
 /// correction from the same source), leaving a grandparent Superseded (found by I13 on
 /// `lineage`).
 ///
+/// Revision 3, lineage over committed parents: an ancestor still Raw, Tentative or Validated
+/// (another transaction's staging, read at raw- or tentative-read) quarantines the record as
+/// `uncommitted-parent`: a belief that never validated must never reach an action through a
+/// committed child. A parent staged in the same transaction was decided earlier in this
+/// commit (ids ascend), so it is committed by now if it passed. Judged over the same ancestors
+/// as the rest of lineage, so that the pipeline and the gate's support closure agree. Under
+/// `rev2-lineage` an uncommitted parent passes, as it did in revision 2.
+///
 /// Under `missed-cascade-staged` only the direct parents are judged (the paper's defect,
 /// second form).
 pub fn check_lineage(cfg: &Config, state: &State, id: RecordId) -> Result<(), Verdict> {
@@ -224,7 +232,25 @@ pub fn check_lineage(cfg: &Config, state: &State, id: RecordId) -> Result<(), Ve
         fire(Rule::PipeLineageInactive);
         return Err(Verdict::Quarantine(Reason::InactiveParent));
     }
+    if judged
+        .iter()
+        .any(|p| !ancestor_passes_lineage(cfg, state.record(p).life()))
+    {
+        fire(Rule::PipeLineageUncommitted);
+        return Err(Verdict::Quarantine(Reason::UncommittedParent));
+    }
     Ok(())
+}
+
+/// Does an ancestor in state `life` pass lineage? Committed (revision 3), or active under
+/// `rev2-lineage`. `check_lineage` names the reason; `Resolve(keep)`'s enabling condition asks
+/// the same question.
+pub fn ancestor_passes_lineage(cfg: &Config, life: Life) -> bool {
+    if cfg.variant == Variant::Rev2Lineage {
+        life.is_active()
+    } else {
+        life.is_committed()
+    }
 }
 
 /// Check 3c, permission inheritance: a scope wider than the narrowest parent's is laundering.

@@ -49,7 +49,11 @@ pub fn examples(name: &str) -> &'static [&'static str] {
         "expiry" => &["E1", "E3", "E5"],
         "evidence" => &["E1", "E4"],
         "lineage" => &["E2", "E3", "E4", "E5", "E6", "E7"],
-        "observations" => &["E1", "E2", "E4", "E6", "E8"],
+        // Not E8 (revision 3): its domain has no revocations, so an effect could leak only
+        // through an ancestor that was never committed (a summary over a raw observation,
+        // then the observation adopted and aborted), the harm lineage over committed
+        // parents and the gate's support closure now block.
+        "observations" => &["E1", "E2", "E4", "E6"],
         "isolation" => &["E1", "E2", "E3"],
         "scopes" => &["E1", "E6"],
         _ => ALL,

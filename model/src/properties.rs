@@ -1,7 +1,7 @@
 //! The properties of docs/protocol.md §9, each a plain function of (model, state), registered in
-//! [`PROPERTIES`]: the `always` invariants I1–I14 and the non-vacuity examples E1–E9.
+//! [`PROPERTIES`]: the `always` invariants I1–I14 and I18 and the non-vacuity examples E1–E9.
 //!
-//! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13) read ghost fields written by [`crate::ghost`], which
+//! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13, I18) read ghost fields written by [`crate::ghost`], which
 //! re-states each condition independently of the code it judges. State properties (I2, I3, I6,
 //! I8) read the state directly. To add a property: write one function here and one row in
 //! [`PROPERTIES`] (see docs/extending.md).
@@ -15,7 +15,7 @@ use stateright::{Expectation, Property};
 /// One registered property.
 #[derive(Debug)]
 pub struct PropertyDef {
-    /// Short key used on the command line and in reports (`I1` … `I14`, `E1` … `E9`).
+    /// Short key used on the command line and in reports (`I1` … `I18`, `E1` … `E9`).
     pub key: &'static str,
     /// The property as a sentence (its name in stateright and in traces).
     pub name: &'static str,
@@ -66,9 +66,9 @@ macro_rules! sometimes {
     };
 }
 
-/// How many invariants [`PROPERTIES`] holds. Invariant `In` is row `n - 1` (invariants first,
-/// in number order; a test holds the table to it), and the ghost's verdicts
-/// ([`crate::state::Verdicts`]) are sized by this count.
+/// How many invariants [`PROPERTIES`] holds: its first rows, in ascending number order (a test
+/// holds the table to it). Numbers are the spec's and may skip (revision 3 lands in steps: I18
+/// before I15).
 pub const INVARIANTS: usize = {
     let mut n = 0;
     while n < PROPERTIES.len() && matches!(PROPERTIES[n].expectation, Expectation::Always) {
@@ -76,6 +76,42 @@ pub const INVARIANTS: usize = {
     }
     n
 };
+
+/// The number `n` of a key `In` or `En` (0 for a key that is not a letter and digits).
+pub const fn number_of(key: &str) -> usize {
+    let b = key.as_bytes();
+    let mut i = 1;
+    let mut n = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            return 0;
+        }
+        n = n * 10 + (b[i] - b'0') as usize;
+        i += 1;
+    }
+    n
+}
+
+/// The highest invariant number of the table: the ghost's verdicts
+/// ([`crate::state::Verdicts`]) hold one bit per number up to it.
+pub const HIGHEST_INVARIANT: usize = {
+    let (mut i, mut max) = (0, 0);
+    while i < INVARIANTS {
+        let n = number_of(PROPERTIES[i].key);
+        if n > max {
+            max = n;
+        }
+        i += 1;
+    }
+    max
+};
+
+/// The invariant `In`'s row, if the table has one.
+pub fn invariant(n: u8) -> Option<&'static PropertyDef> {
+    PROPERTIES[..INVARIANTS]
+        .iter()
+        .find(|p| number_of(p.key) == n as usize)
+}
 
 /// Every property, invariants first.
 pub const PROPERTIES: &[PropertyDef] = &[
@@ -140,6 +176,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         "I14",
         "every external-action transaction reads at action-safe-read",
         tier_isolation
+    ),
+    always!(
+        "I18",
+        "no irreversible call executes on anything not in force or not the caller's to see",
+        zero_downstream_harm
     ),
     sometimes!(
         "E1",
@@ -320,9 +361,17 @@ pub fn adjudication(_: &MemTx, s: &State) -> bool {
 }
 
 /// I13 sound lineage at commit (ghost: no transitive ancestor of a record that committed was
-/// Revoked, Superseded, Quarantined or pending revocation after the step).
+/// Revoked, Superseded, Quarantined or pending revocation after the step, and no declared
+/// parent was not yet committed when it was judged).
 pub fn sound_lineage_at_commit(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(13)
+}
+
+/// I18 zero downstream harm (ghost: every irreversible call executed when each record of its
+/// support closure, the support and its transitive ancestors, was in force and permitted to the
+/// caller, and no Tentative record was in flight outside its snapshot).
+pub fn zero_downstream_harm(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(18)
 }
 
 /// I14 tier isolation: every open external-action transaction reads at action-safe-read.

@@ -243,6 +243,10 @@ pub enum Reason {
     SupersededByCorrection,
     /// Superseded by the reviewer's verdict for its rival.
     SupersededByReview,
+    /// Quarantined (revision 3, lineage over committed parents): an ancestor is not yet
+    /// committed (Raw, Tentative or Validated: another transaction's staging, read at raw- or
+    /// tentative-read).
+    UncommittedParent,
 }
 
 /// One governed record (docs/protocol.md §2).

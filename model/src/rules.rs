@@ -244,7 +244,7 @@ rules! {
     EnKeepExpired = "enable.keep.expired", Enabling, "§5", "ops::keep_refusals", ["I11"],
         "keep: the record is not valid now";
     EnKeepLineage = "enable.keep.lineage", Enabling, "§5", "ops::keep_refusals", ["I13"],
-        "keep: an ancestor is inactive";
+        "keep: an ancestor is inactive, or (revision 3) not yet committed";
     EnKeepPermission = "enable.keep.permission", Enabling, "§5", "ops::keep_refusals", ["I3"],
         "keep: the scope is wider than the narrowest ancestor's (permission laundering)";
     EnKeepUnstable = "enable.keep.unstable", Enabling, "§5", "ops::keep_refusals", ["I13"],
@@ -279,6 +279,8 @@ rules! {
         "lineage: a Revoked ancestor -> aborted and cascaded";
     PipeLineageInactive = "pipe.lineage.inactive", Pipeline, "§6.3", "pipeline::check_lineage", ["I13"],
         "lineage: a Superseded or Quarantined parent -> Quarantined(inactive-parent)";
+    PipeLineageUncommitted = "pipe.lineage.uncommitted-parent", Pipeline, "§6.3", "pipeline::check_lineage", ["I13", "I18"],
+        "lineage over committed parents: an ancestor still Raw, Tentative or Validated -> Quarantined(uncommitted-parent)";
     PipePermissionFail = "pipe.permission.fail", Pipeline, "§6.3", "pipeline::check_permission_inheritance", ["I3"],
         "permission inheritance: a scope wider than the narrowest ancestor's -> Quarantined(permission)";
     PipeStabilityFail = "pipe.stability.fail", Pipeline, "§6.4", "pipeline::check_dependency_stability", ["I13"],
@@ -297,12 +299,14 @@ rules! {
         "condition 2: the external-action snapshot holds no ActionSafe record";
     GateSupportNotActionSafe = "gate.block.support-not-action-safe", Gate, "§7.2", "gate::check_action_safe_support", ["I1"],
         "condition 2 (strong form): a support record is not ActionSafe";
-    GateSupportExpired = "gate.block.support-expired", Gate, "§7.2", "gate::check_action_safe_support", ["I1"],
-        "condition 2 (strong form): a support record is not valid now";
+    GateSupportExpired = "gate.block.support-expired", Gate, "§7", "gate::check_support_in_force", ["I1", "I18"],
+        "a support record is not valid now (in force includes valid now, in every tier; rev2-lineage: the strong form only)";
     GateSupportNotInForce = "gate.block.support-not-in-force", Gate, "§7", "gate::check_support_in_force", ["I1", "I2", "I9"],
         "a support record is not in force (staged, quarantined, superseded, revoked or pending revocation)";
     GateUnstableSupport = "gate.block.unstable-support", Gate, "§7", "gate::check_support_stable", ["I9"],
         "an ancestor of a support record is pending revocation";
+    GateAncestorNotInForce = "gate.block.ancestor-not-in-force", Gate, "§7", "gate::check_ancestors_in_force", ["I18"],
+        "an ancestor of a support record is not in force (not committed, or not valid now), in every tier";
     GatePassWeak = "gate.pass.weak", Gate, "§7", "gate::check", ["I1"],
         "the weak form (low and medium tiers) lets an irreversible call through";
     GatePassStrong = "gate.pass.strong", Gate, "§7", "gate::check", ["I1"],

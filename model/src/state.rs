@@ -90,9 +90,21 @@ pub struct GhostTxn {
     pub level: u8,
 }
 
-/// Bytes of [`Verdicts`]: one bit per history property number `In`, sized by the property
-/// table ([`crate::properties::INVARIANTS`]): a new invariant's row grows it, nothing else.
-pub const VERDICT_BYTES: usize = crate::properties::INVARIANTS / 8 + 1;
+/// Bytes of [`Verdicts`]: one bit per invariant number `In`, sized by the property table
+/// ([`crate::properties::HIGHEST_INVARIANT`]): a new invariant's row grows it, nothing else.
+pub const VERDICT_BYTES: usize = crate::properties::HIGHEST_INVARIANT / 8 + 1;
+
+/// The bits of [`Verdicts`] that name an invariant of the property table.
+const KNOWN_VERDICTS: [u8; VERDICT_BYTES] = {
+    let mut known = [0u8; VERDICT_BYTES];
+    let mut i = 0;
+    while i < crate::properties::INVARIANTS {
+        let n = crate::properties::number_of(crate::properties::PROPERTIES[i].key);
+        known[n / 8] |= 1 << (n % 8);
+        i += 1;
+    }
+    known
+};
 
 /// The ghost's verdicts: which invariants `In` some step so far has violated (bit `n` for
 /// `In`; bit 0 is unused). Sized by the property table, so every invariant it lists can be
@@ -103,9 +115,10 @@ pub const VERDICT_BYTES: usize = crate::properties::INVARIANTS / 8 + 1;
 pub struct Verdicts([u8; VERDICT_BYTES]);
 
 impl Verdicts {
-    /// Is `n` the number of an invariant of the property table (`1..=INVARIANTS`)?
+    /// Is `n` the number of an invariant of the property table?
     pub fn names_invariant(n: u8) -> bool {
-        (1..=crate::properties::INVARIANTS).contains(&(n as usize))
+        let n = n as usize;
+        n <= crate::properties::HIGHEST_INVARIANT && KNOWN_VERDICTS[n / 8] & (1 << (n % 8)) != 0
     }
     /// Marks invariant `In` as violated. A number the property table does not have is a bug
     /// of the ghost, not of the protocol.
@@ -126,7 +139,7 @@ impl Verdicts {
     }
     /// The numbers `n` of the violated invariants `In`, ascending.
     pub fn numbers(&self) -> impl Iterator<Item = u8> + '_ {
-        (1..=crate::properties::INVARIANTS as u8).filter(|&n| self.is_violated(n))
+        (1..=crate::properties::HIGHEST_INVARIANT as u8).filter(|&n| self.is_violated(n))
     }
     /// The verdicts as bytes (for packing).
     pub fn to_bytes(self) -> [u8; VERDICT_BYTES] {
@@ -134,12 +147,8 @@ impl Verdicts {
     }
     /// Verdicts from packed bytes; `None` if a bit names no invariant.
     pub fn from_bytes(bytes: [u8; VERDICT_BYTES]) -> Option<Self> {
-        let v = Verdicts(bytes);
-        let mut known = Verdicts::default();
-        for n in v.numbers() {
-            known.0[n as usize / 8] |= 1 << (n % 8);
-        }
-        (known == v).then_some(v)
+        let unknown = (0..VERDICT_BYTES).any(|i| bytes[i] & !KNOWN_VERDICTS[i] != 0);
+        (!unknown).then_some(Verdicts(bytes))
     }
 }
 

@@ -217,8 +217,12 @@ impl CompactOwned {
         for number in self.ghost_violated {
             if !crate::state::Verdicts::names_invariant(number) {
                 return Err(format!(
-                    "\"ghost_violated\" names I{number}; the invariants are I1..=I{}",
-                    crate::properties::INVARIANTS
+                    "\"ghost_violated\" names I{number}, which is not an invariant of the table ({})",
+                    crate::properties::PROPERTIES[..crate::properties::INVARIANTS]
+                        .iter()
+                        .map(|p| p.key)
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 ));
             }
             state.ghost.violate(number);

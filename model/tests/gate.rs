@@ -425,7 +425,8 @@ fn paper_gate_lets_the_ancestor_pending_case_through_and_i9_tells() {
         .expect(|s| assert_eq!(s.record(2).doubted_at_execution, set(&[0])))
         .step(apply_revocation(0))
         .expect(|s| assert_eq!(s.record(2).effect, Some(Effect::Leaked)));
-    assert_eq!(s.violations(), vec!["I9"]);
+    // I18 too: the call executed while an ancestor of its support was pending revocation.
+    assert_eq!(s.violations(), vec!["I9", "I18"]);
 }
 
 #[test]
@@ -451,9 +452,44 @@ fn no_action_gate_lets_everything_through_and_i1_tells() {
         .step(belief(0, 0, 0))
         .step(irreversible(0, &[])); // own staging in flight
     assert_eq!(s.state().len(), 3);
-    assert_eq!(s.violations(), vec!["I1"]);
+    assert_eq!(s.violations(), vec!["I1", "I18"]);
+    // Acting on a closure already in doubt is I18's harm at once; I9's comes with the leak.
     let s = doubt_after_snapshot(Variant::NoActionGate).step(irreversible(1, &[1]));
-    assert_eq!(s.violations(), Vec::<&str>::new(), "not yet harmful");
+    assert_eq!(s.violations(), vec!["I18"]);
     let s = s.step(apply_revocation(0));
-    assert_eq!(s.violations(), vec!["I9"]);
+    assert_eq!(s.violations(), vec!["I9", "I18"]);
+}
+
+#[test]
+fn the_gate_judges_the_support_closure_in_every_tier() {
+    // Revision 3: r0 holds for one tick; r1 summarises it with open validity. After the tick
+    // a medium-tier call on r1 is blocked through the gate, naming the ancestor; a call on r0
+    // itself is blocked as expired support (revision 2 checked validity in the strong form
+    // only). Under rev2-lineage both calls execute, and I18 tells.
+    let path = |variant| {
+        scenario("support closure")
+            .variant(variant)
+            .step(begin_medium(0))
+            .step(belief(0, 0, 0).valid(0, 1))
+            .step(summary(0, &[0]))
+            .step(commit(0))
+            .step(tick())
+            .step(begin_medium(0))
+    };
+    path(Variant::Memtx)
+        .blocked(
+            irreversible(0, &[1]),
+            GateBlock::AncestorNotInForce {
+                record: 1,
+                ancestor: 0,
+                life: Life::Committed,
+            },
+        )
+        .blocked(
+            irreversible(0, &[0]),
+            GateBlock::SupportExpired { record: 0 },
+        )
+        .finish();
+    let s = path(Variant::Rev2Lineage).step(irreversible(0, &[1]));
+    assert_eq!(s.violations(), vec!["I18"]);
 }

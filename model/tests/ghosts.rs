@@ -16,7 +16,7 @@ use memtx_model::ops::Op;
 use memtx_model::properties::{
     action_safety_gating, adjudication, cascade_repair_completeness, evidence_at_commit, isolation,
     lifecycle_legality, no_harm_from_known_doubt, no_stale_override, sound_lineage_at_commit,
-    tier_isolation, validity_at_commit,
+    tier_isolation, validity_at_commit, zero_downstream_harm,
 };
 use memtx_model::record::{Reason, RecordId};
 use memtx_model::txn::{Isolation, Tier};
@@ -486,4 +486,83 @@ fn the_order_of_the_pipeline_is_judged_a_reason_names_the_first_failing_check() 
     let judged = judge(&pre, &commit(0), bad);
     assert!(!validity_at_commit(&model(), &judged));
     assert!(validity_at_commit(&model(), &good));
+}
+
+#[test]
+fn i13_breaks_when_a_record_commits_over_a_parent_not_yet_committed() {
+    // a1 reads a0's staged r0 at tentative-read and stages a summary r1 over it.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        begin(1, Tier::Medium, Isolation::TentativeRead),
+        summary(1, &[0]).into(),
+    ]);
+    let bad = judge(&pre, &commit(1), hand_commit(&pre, 1, &[1]));
+    assert!(!sound_lineage_at_commit(&model(), &bad));
+    let good = step(&cfg(), &pre, &commit(1)).unwrap();
+    assert_eq!(good.record(1).reason, Some(Reason::UncommittedParent));
+    assert!(sound_lineage_at_commit(&model(), &good));
+    // A parent committed earlier in the same commit passes.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        summary(0, &[0]).into(),
+    ]);
+    let both = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0, 1]));
+    assert!(sound_lineage_at_commit(&model(), &both));
+}
+
+#[test]
+fn i18_breaks_when_an_irreversible_call_executes_over_an_ancestor_not_in_force() {
+    // r1 summarises r0, both committed; then r0 leaves force (a hand-made move: the protocol
+    // would have repaired r1), and a call on r1 executes with the gate removed.
+    let mut pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        summary(0, &[0]).into(),
+        commit(0),
+        begin_medium(0),
+    ]);
+    let call = irreversible(0, &[1]);
+    let intact = step(&cfg(), &pre, &call).unwrap();
+    assert!(
+        zero_downstream_harm(&model(), &intact),
+        "a call on a closure in force"
+    );
+    pre.move_record(0, Life::Quarantined).unwrap();
+    let bad = step(&wide(Variant::NoActionGate), &pre, &call).unwrap();
+    assert!(!zero_downstream_harm(&model(), &bad));
+    // The protocol's gate refuses the same call and names the ancestor.
+    let refused = step(&cfg(), &pre, &call).unwrap_err().to_string();
+    assert!(
+        refused.contains("r0, an ancestor of support r1"),
+        "{refused}"
+    );
+    // Expired ancestors and another agent's Private support break it too.
+    let mut expired = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        summary(0, &[0]).into(),
+        commit(0),
+        begin_medium(0),
+    ]);
+    expired.record_mut(0).validity.until = 0;
+    let bad = step(&wide(Variant::NoActionGate), &expired, &call).unwrap();
+    assert!(!zero_downstream_harm(&model(), &bad));
+    // Another agent's Private support: the ghost judges the same executed call from a state
+    // in which the caller may not see it (a step no enabling condition would allow).
+    let ordinary = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+        begin_medium(0),
+    ]);
+    let call = irreversible(0, &[0]);
+    let post = step(&cfg(), &ordinary, &call).unwrap();
+    assert!(zero_downstream_harm(&model(), &post));
+    let mut foreign = ordinary.clone();
+    foreign.record_mut(0).scope = memtx_model::record::Scope::Private;
+    foreign.record_mut(0).owner = 1;
+    let post = judge(&foreign, &call, post);
+    assert!(!zero_downstream_harm(&model(), &post));
 }

@@ -546,8 +546,21 @@ fn laundering_through_a_tentative_parent_is_quarantined() {
     // Regression (I3): a0's Shared summary r1 of its Private r0 is still Tentative (it would fail
     // permission inheritance at a0's commit); a1 reads it at tentative-read and derives the Shared
     // r2 from it. Judged on parents only, r2 would commit visible to everyone while its ancestry
-    // is Private.
+    // is Private. Revision 3 quarantines r2 first for its uncommitted parent (below), so the
+    // transitive permission check is pinned under `rev2-lineage`, where a Tentative parent passes.
+    scenario("laundering through a tentative parent, revision 3")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).private())
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(summary(0, &[0]))
+        .step(begin(1, Tier::Medium, Isolation::TentativeRead))
+        .step(summary(1, &[1]))
+        .step(commit(1))
+        .expect_record(2, Life::Quarantined, Some(Reason::UncommittedParent))
+        .finish();
     scenario("laundering through a tentative parent")
+        .variant(Variant::Rev2Lineage)
         .step(begin_medium(0))
         .step(belief(0, 0, 0).private())
         .step(commit(0))
@@ -594,8 +607,18 @@ fn a_rival_retracted_earlier_in_the_same_commit_is_not_overridden() {
     // and commits r1 (slot 1 = 0) after a3's snapshot. At a3's commit r0 is a stale late write:
     // it is aborted, and its cascade revokes r1. r2 (slot 1 = 1, same transaction) is judged
     // next: r1 is no longer in force, so r2 commits, over nothing. Judged against the state
-    // before the commit, I7 would call this a stale override.
+    // before the commit, I7 would call this a stale override. Pinned under `rev2-lineage`:
+    // revision 3 quarantines r1 at once, its parent r0 being uncommitted.
+    scenario("rival over an uncommitted parent, revision 3")
+        .step(begin_medium(3))
+        .step(belief(3, 1, 1))
+        .step(begin(1, Tier::Medium, Isolation::TentativeRead))
+        .step(belief(1, 1, 0).parents(&[0]))
+        .step(commit(1))
+        .expect_record(1, Life::Quarantined, Some(Reason::UncommittedParent))
+        .finish();
     scenario("rival retracted in the same commit")
+        .variant(Variant::Rev2Lineage)
         .step(begin_medium(3))
         .step(belief(3, 1, 1))
         .step(begin(1, Tier::Medium, Isolation::TentativeRead))

@@ -2,7 +2,7 @@
 //! invariant `memtx list` names can be stored in a state, survives packing and serialising,
 //! and is named by the state's display. Adding `I19` needs only its own row.
 
-use memtx_model::properties::{INVARIANTS, PROPERTIES};
+use memtx_model::properties::{invariant, number_of, HIGHEST_INVARIANT, INVARIANTS, PROPERTIES};
 use memtx_model::state::Verdicts;
 use memtx_model::State;
 
@@ -11,17 +11,19 @@ fn invariants() -> impl Iterator<Item = (u8, &'static str)> {
     PROPERTIES
         .iter()
         .filter(|p| p.is_invariant())
-        .enumerate()
-        .map(|(i, p)| (i as u8 + 1, p.key))
+        .map(|p| (number_of(p.key) as u8, p.key))
 }
 
 #[test]
-fn invariant_n_is_row_n_and_invariants_come_first() {
+fn invariants_come_first_in_ascending_number_order() {
     assert_eq!(invariants().count(), INVARIANTS);
+    let numbers: Vec<u8> = invariants().map(|(n, _)| n).collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
     for (n, key) in invariants() {
-        assert_eq!(key, format!("I{n}"), "row {} of the property table", n - 1);
-        assert!(PROPERTIES[n as usize - 1].is_invariant());
+        assert_eq!(key, format!("I{n}"));
+        assert_eq!(invariant(n).map(|p| p.key), Some(key));
     }
+    assert_eq!(HIGHEST_INVARIANT, *numbers.last().unwrap() as usize);
     assert!(PROPERTIES[INVARIANTS..].iter().all(|p| !p.is_invariant()));
 }
 
@@ -55,7 +57,7 @@ fn every_invariant_can_be_stored_packed_serialised_and_displayed() {
 
 #[test]
 fn numbers_outside_the_table_are_refused_not_stored() {
-    let past = INVARIANTS as u8 + 1;
+    let past = HIGHEST_INVARIANT as u8 + 1;
     assert!(!Verdicts::names_invariant(0));
     assert!(!Verdicts::names_invariant(past));
     assert!(!Verdicts::default().is_violated(past));
@@ -79,4 +81,13 @@ fn numbers_outside_the_table_are_refused_not_stored() {
     State::initial().pack(&mut bytes);
     bytes[3] |= 1; // bit 0 is I0, which does not exist
     assert!(State::unpack(&bytes).is_none());
+    // A number inside the range that the table skips (revision 3 lands in steps) is refused
+    // the same way.
+    if let Some(gap) = (1..HIGHEST_INVARIANT as u8).find(|&n| invariant(n).is_none()) {
+        assert!(!Verdicts::names_invariant(gap));
+        let mut bytes = Vec::new();
+        State::initial().pack(&mut bytes);
+        bytes[3 + gap as usize / 8] |= 1 << (gap % 8);
+        assert!(State::unpack(&bytes).is_none(), "I{gap} unpacked");
+    }
 }

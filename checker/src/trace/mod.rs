@@ -50,6 +50,7 @@
 //! action`), with any echoed value cut ([`crate::input`]).
 
 pub mod command;
+mod files;
 pub mod itf;
 pub mod replay;
 pub mod scenario;
@@ -59,6 +60,7 @@ use crate::fsutil::{json_pretty, write_atomic};
 use crate::input::{
     cut, cut_quoted, parse_json, read_limited, user_path, JsonError, MAX_INPUT_BYTES,
 };
+pub use files::regression_traces;
 use memtx_model::config::VARIANTS;
 use memtx_model::display::op_line;
 use memtx_model::presets::preset;
