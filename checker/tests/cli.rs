@@ -277,9 +277,18 @@ fn list_names_every_property_variant_and_preset() {
             "lineage",
             "observations",
             "isolation",
-            "scopes"
+            "scopes",
+            "interference"
         ]
     );
+    // Every preset of the suite can be named.
+    for entry in memtx_model::presets::SUITE {
+        assert!(
+            presets.contains(&entry.name),
+            "{} is not listed",
+            entry.name
+        );
+    }
 }
 
 #[test]

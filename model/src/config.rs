@@ -43,6 +43,9 @@ pub enum Variant {
     /// counts as active, and the gate checks neither the ancestors of its support nor, below
     /// the external-action tier, the support's validity.
     Rev2Lineage,
+    /// Revision 2's scope rules (revision 3 step 3 off). So far: the gate's condition 2 counts
+    /// another agent's Private ActionSafe records.
+    Rev2Scopes,
 }
 
 /// One row of the variant table: name, what it removes, which properties it should break.
@@ -150,6 +153,14 @@ pub const VARIANTS: &[VariantInfo] = &[
         // tentative read (a summary over a raw observation that reaches a refund; a summary
         // committed over another agent's staging).
         shown_by: &["observations", "isolation"],
+    },
+    VariantInfo {
+        variant: Variant::Rev2Scopes,
+        name: "rev2-scopes",
+        removes: "revision 3's scope rules (so far: condition 2 of the gate over what the caller may see)",
+        expected_to_break: &["I6", "I17"],
+        // quick has one agent: another agent's Private record needs two.
+        shown_by: &["interference"],
     },
 ];
 

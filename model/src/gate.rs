@@ -26,6 +26,9 @@ pub enum GateBlock {
     },
     /// Condition 2: the external-action snapshot holds no ActionSafe record.
     NoActionSafeInSnapshot,
+    /// Condition 2, revision 3: the snapshot's only ActionSafe records are ones the caller may
+    /// not see (another agent's Private records do not make an empty view action-safe).
+    NoPermittedActionSafe,
     /// Condition 2 (strong form): a support record is not ActionSafe.
     SupportNotActionSafe {
         /// The support record.
@@ -77,6 +80,10 @@ impl std::fmt::Display for GateBlock {
             GateBlock::NoActionSafeInSnapshot => write!(
                 f,
                 "blocked (condition 2): the snapshot holds no ActionSafe record"
+            ),
+            GateBlock::NoPermittedActionSafe => write!(
+                f,
+                "blocked (condition 2): no ActionSafe record of the snapshot is one the caller may see"
             ),
             GateBlock::SupportNotActionSafe { record } => write!(
                 f,
@@ -135,7 +142,7 @@ pub fn check(cfg: &Config, state: &State, agent: u8, support: RecordSet) -> Resu
     let verdict = (|| -> Result<(), GateBlock> {
         check_no_tentative_in_flight(cfg, state, agent)?;
         if strong {
-            check_action_safe_support(state, agent, support)?;
+            check_action_safe_support(cfg, state, agent, support)?;
         }
         check_support_in_force(cfg, state, support, strong)?;
         if cfg.variant != Variant::PaperGate {
@@ -160,6 +167,7 @@ impl GateBlock {
         match self {
             GateBlock::InFlightTentative { .. } => Rule::GateInFlight,
             GateBlock::NoActionSafeInSnapshot => Rule::GateNoActionSafe,
+            GateBlock::NoPermittedActionSafe => Rule::GateNoPermittedActionSafe,
             GateBlock::SupportNotActionSafe { .. } => Rule::GateSupportNotActionSafe,
             GateBlock::SupportExpired { .. } => Rule::GateSupportExpired,
             GateBlock::SupportNotInForce { .. } => Rule::GateSupportNotInForce,
@@ -250,9 +258,11 @@ pub fn check_no_tentative_in_flight(
     }
 }
 
-/// Condition 2, strong form: the snapshot holds an ActionSafe record, and every support record is
+/// Condition 2, strong form: the snapshot holds an ActionSafe record the caller is permitted to
+/// see (revision 3, §4 "permitted"; `rev2-scopes` counts any), and every support record is
 /// ActionSafe (valid now is [`check_support_in_force`]'s, in every tier).
 pub fn check_action_safe_support(
+    cfg: &Config,
     state: &State,
     agent: u8,
     support: RecordSet,
@@ -266,6 +276,14 @@ pub fn check_action_safe_support(
         .any(|id| state.record(id).life() == Life::ActionSafe)
     {
         return Err(GateBlock::NoActionSafeInSnapshot);
+    }
+    if cfg.variant != Variant::Rev2Scopes
+        && !tx.snapshot.iter().any(|id| {
+            let r = state.record(id);
+            r.life() == Life::ActionSafe && crate::txn::permitted(agent, r)
+        })
+    {
+        return Err(GateBlock::NoPermittedActionSafe);
     }
     for record in support.iter() {
         let r = state.record(record);

@@ -650,7 +650,7 @@ fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
     }
 }
 
-/// I1, I9 and I18, at the moment an irreversible call executes.
+/// I1, I9, I17 and I18, at the moment an irreversible call executes.
 fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mut State) {
     let (Some(tx), Some(gtx)) = (pre.txns()[agent as usize], pre.ghost.txns[agent as usize]) else {
         return;
@@ -672,6 +672,20 @@ fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mu
     post.record_mut(id).doubted_at_execution = doubted;
     if !harmless(pre, agent, &gtx, basis) {
         post.ghost.violate(18);
+    }
+    // I17, condition 2's part: an external-action call passes on an ActionSafe record of its
+    // snapshot that the caller may see, never on another agent's Private one alone.
+    // (A snapshot with no ActionSafe record at all is I1's business.)
+    let action_safe = |id: RecordId| pre.record(id).life() == Life::ActionSafe;
+    let seen = |id: RecordId| {
+        let r = pre.record(id);
+        r.scope != Scope::Private || r.owner == agent
+    };
+    if tx.tier == Tier::ExternalAction
+        && gtx.snapshot.iter().any(action_safe)
+        && !gtx.snapshot.iter().any(|id| action_safe(id) && seen(id))
+    {
+        post.ghost.violate(17);
     }
 }
 

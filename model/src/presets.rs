@@ -24,6 +24,7 @@ pub const PRESETS: &[&str] = &[
     "observations",
     "isolation",
     "scopes",
+    "interference",
 ];
 
 /// One preset of the suite (docs/protocol.md §1, revision 2): its name, what it is for, and
@@ -56,6 +57,7 @@ pub fn examples(name: &str) -> &'static [&'static str] {
         "observations" => &["E1", "E2", "E4", "E6"],
         "isolation" => &["E1", "E2", "E3"],
         "scopes" => &["E1", "E6"],
+        "interference" => &["E1", "E4", "E5"],
         _ => ALL,
     }
 }
@@ -105,6 +107,11 @@ pub const SUITE: &[SuiteEntry] = &[
         focus: "Private, Shared and Public scopes and their inheritance",
         quick: true,
     },
+    SuiteEntry {
+        name: "interference",
+        focus: "two agents' Private, Shared and Public writes on one slot; external-action calls",
+        quick: true,
+    },
 ];
 
 /// Does preset `name` run with symmetry reduction (interchangeable agents) unless the user
@@ -152,6 +159,7 @@ pub fn preset(name: &str, variant: Variant) -> Option<Config> {
         "observations" => (bounds(1, 3, 0), observations_domain()),
         "isolation" => (bounds(2, 3, 0), isolation_domain()),
         "scopes" => (bounds(1, 3, 0), scopes_domain()),
+        "interference" => (bounds(2, 3, 0), interference_domain()),
         _ => return None,
     };
     Some(Config {
@@ -274,6 +282,21 @@ fn isolation_domain() -> Domain {
         d.revocations = true;
         d.tiers = vec![Tier::Medium];
         d.support = 0;
+    })
+}
+
+/// `interference`: two agents, each able to write a Private (mid), a Shared (the other mid
+/// source) or a Public (high) belief on one slot, and to call irreversibly in either tier:
+/// every scope against every scope, two owners of Private records, and the gate's condition 2
+/// over what the caller may see (revision 3 step 3, scope non-interference).
+fn interference_domain() -> Domain {
+    focused(|d| {
+        d.writes = vec![
+            shape(0, Confidence::High, Scope::Private),
+            shared(1),
+            shape(2, Confidence::High, Scope::Public),
+        ];
+        d.stage_kinds = vec![Kind::Belief];
     })
 }
 

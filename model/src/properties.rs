@@ -1,7 +1,8 @@
 //! The properties of docs/protocol.md §9, each a plain function of (model, state), registered in
-//! [`PROPERTIES`]: the `always` invariants I1–I14 and I18 and the non-vacuity examples E1–E9.
+//! [`PROPERTIES`]: the `always` invariants I1–I14, I17 and I18 and the non-vacuity examples
+//! E1–E9.
 //!
-//! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13, I18) read ghost fields written by [`crate::ghost`], which
+//! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13, I17, I18) read ghost fields written by [`crate::ghost`], which
 //! re-states each condition independently of the code it judges. State properties (I2, I3, I6,
 //! I8) read the state directly. To add a property: write one function here and one row in
 //! [`PROPERTIES`] (see docs/extending.md).
@@ -176,6 +177,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         "I14",
         "every external-action transaction reads at action-safe-read",
         tier_isolation
+    ),
+    always!(
+        "I17",
+        "no irreversible call passes on a record its caller may not see",
+        scope_non_interference
     ),
     always!(
         "I18",
@@ -365,6 +371,13 @@ pub fn adjudication(_: &MemTx, s: &State) -> bool {
 /// parent was not yet committed when it was judged).
 pub fn sound_lineage_at_commit(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(13)
+}
+
+/// I17 scope non-interference (ghost). Revision 3 step 3 so far judges its third part: no
+/// external-action call passes the gate's condition 2 on an ActionSafe record its caller may
+/// not see. Its parts on supersession, aborts and reviews come with the rest of step 3.
+pub fn scope_non_interference(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(17)
 }
 
 /// I18 zero downstream harm (ghost: every irreversible call executed when each record of its

@@ -297,6 +297,8 @@ rules! {
         "condition 1: a Tentative record outside the snapshot is in flight";
     GateNoActionSafe = "gate.block.no-action-safe", Gate, "§7.2", "gate::check_action_safe_support", ["I1"],
         "condition 2: the external-action snapshot holds no ActionSafe record";
+    GateNoPermittedActionSafe = "gate.block.no-permitted-action-safe", Gate, "§7.2", "gate::check_action_safe_support", ["I17"],
+        "condition 2: the snapshot's only ActionSafe records are ones the caller may not see";
     GateSupportNotActionSafe = "gate.block.support-not-action-safe", Gate, "§7.2", "gate::check_action_safe_support", ["I1"],
         "condition 2 (strong form): a support record is not ActionSafe";
     GateSupportExpired = "gate.block.support-expired", Gate, "§7", "gate::check_support_in_force", ["I1", "I18"],

@@ -182,7 +182,7 @@ fn condition_2_support_must_be_action_safe() {
     );
     assert_eq!(gate::check(&cfg, &s, 1, set(&[1])), Ok(()));
     assert_eq!(
-        gate::check_action_safe_support(&s, 1, set(&[1, 0])),
+        gate::check_action_safe_support(&cfg, &s, 1, set(&[1, 0])),
         Err(GateBlock::SupportNotActionSafe { record: 0 })
     );
 }
@@ -492,4 +492,23 @@ fn the_gate_judges_the_support_closure_in_every_tier() {
         .finish();
     let s = path(Variant::Rev2Lineage).step(irreversible(0, &[1]));
     assert_eq!(s.violations(), vec!["I18"]);
+}
+
+#[test]
+fn condition_2_counts_only_what_the_caller_may_see() {
+    // Revision 3 (§4 "permitted", §7): another agent's Private ActionSafe record does not make
+    // an empty view action-safe. rev2-scopes counts it, and I17 tells.
+    let path = |variant| {
+        scenario("condition 2 over permitted records")
+            .variant(variant)
+            .step(begin_external(1))
+            .step(belief(1, 0, 0).private())
+            .step(commit(1))
+            .step(begin_external(0))
+    };
+    path(Variant::Memtx)
+        .blocked(irreversible(0, &[]), GateBlock::NoPermittedActionSafe)
+        .finish();
+    let s = path(Variant::Rev2Scopes).step(irreversible(0, &[]));
+    assert_eq!(s.violations(), vec!["I17"]);
 }

@@ -15,8 +15,8 @@ use memtx_model::machine::step;
 use memtx_model::ops::Op;
 use memtx_model::properties::{
     action_safety_gating, adjudication, cascade_repair_completeness, evidence_at_commit, isolation,
-    lifecycle_legality, no_harm_from_known_doubt, no_stale_override, sound_lineage_at_commit,
-    tier_isolation, validity_at_commit, zero_downstream_harm,
+    lifecycle_legality, no_harm_from_known_doubt, no_stale_override, scope_non_interference,
+    sound_lineage_at_commit, tier_isolation, validity_at_commit, zero_downstream_harm,
 };
 use memtx_model::record::{Reason, RecordId};
 use memtx_model::txn::{Isolation, Tier};
@@ -565,4 +565,25 @@ fn i18_breaks_when_an_irreversible_call_executes_over_an_ancestor_not_in_force()
     foreign.record_mut(0).owner = 1;
     let post = judge(&foreign, &call, post);
     assert!(!zero_downstream_harm(&model(), &post));
+}
+
+#[test]
+fn i17_breaks_when_an_external_action_call_passes_on_a_record_its_caller_may_not_see() {
+    // a1 commits a Private belief as ActionSafe; a0's external-action snapshot holds it and
+    // nothing else. The protocol's gate refuses a0's call; a hand-made step that executes it
+    // (the gate removed) breaks I17. a1's own call on the same view holds.
+    let pre = run(&[
+        begin_external(1),
+        belief(1, 0, 0).private().into(),
+        commit(1),
+        begin_external(0),
+        begin_external(1),
+    ]);
+    let call = irreversible(0, &[]);
+    let refused = step(&cfg(), &pre, &call).unwrap_err().to_string();
+    assert!(refused.contains("condition 2"), "{refused}");
+    let bad = step(&wide(Variant::NoActionGate), &pre, &call).unwrap();
+    assert!(!scope_non_interference(&model(), &bad));
+    let own = step(&cfg(), &pre, &irreversible(1, &[])).unwrap();
+    assert!(scope_non_interference(&model(), &own));
 }

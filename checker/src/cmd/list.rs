@@ -57,7 +57,7 @@ pub fn as_text() -> String {
         ));
     }
     out.push_str(
-        "\nPRESETS (--preset NAME; `memtx suite` checks quick, paper and the focused six)\n",
+        "\nPRESETS (--preset NAME; `memtx suite` checks quick, paper and the focused presets)\n",
     );
     for c in PRESETS.iter().filter_map(|n| preset(n, Variant::Memtx)) {
         let b = &c.bounds;
