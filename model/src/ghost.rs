@@ -641,7 +641,7 @@ fn judge_reads(pre: &State, agent: u8, read: RecordSet, ghost: &mut Ghost) {
     for id in read.iter() {
         let r = pre.record(id);
         // I3: a Private record is read by its owner only (visible no wider than its scope).
-        if r.scope == Scope::Private && r.owner != agent {
+        if !may_see(agent, r) {
             ghost.violate(3);
         }
         if r.writer != Some(agent) && !tx.snapshot.contains(id) {
@@ -677,13 +677,12 @@ fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mu
     // snapshot that the caller may see, never on another agent's Private one alone.
     // (A snapshot with no ActionSafe record at all is I1's business.)
     let action_safe = |id: RecordId| pre.record(id).life() == Life::ActionSafe;
-    let seen = |id: RecordId| {
-        let r = pre.record(id);
-        r.scope != Scope::Private || r.owner == agent
-    };
     if tx.tier == Tier::ExternalAction
         && gtx.snapshot.iter().any(action_safe)
-        && !gtx.snapshot.iter().any(|id| action_safe(id) && seen(id))
+        && !gtx
+            .snapshot
+            .iter()
+            .any(|id| action_safe(id) && may_see(agent, pre.record(id)))
     {
         post.ghost.violate(17);
     }
@@ -696,15 +695,24 @@ fn judge_irreversible_call(pre: &State, agent: u8, support: RecordSet, post: &mu
 fn harmless(pre: &State, agent: u8, tx: &GhostTxn, closure: RecordSet) -> bool {
     let in_force_now =
         |r: &Record| in_force(r.life()) && !r.pending_revocation && r.validity.contains(pre.clock);
-    let callers = |r: &Record| r.scope != Scope::Private || r.owner == agent;
     let closure_ok = closure.iter().all(|id| {
         let r = pre.record(id);
-        in_force_now(r) && callers(r)
+        in_force_now(r) && may_see(agent, r)
     });
-    let in_flight = pre
-        .ids()
-        .any(|id| pre.record(id).life() == Life::Tentative && !tx.snapshot.contains(id));
-    closure_ok && !in_flight
+    closure_ok && !tentative_in_flight(pre, tx)
+}
+
+/// The permission rule in the ghost's words (§4): a Private record is for its owner only;
+/// Shared and Public ones for every agent.
+fn may_see(agent: u8, r: &Record) -> bool {
+    r.scope != Scope::Private || r.owner == agent
+}
+
+/// Is a Tentative record outside the ghost snapshot `tx` in flight (the gate's condition 1, as
+/// I1 and I18 restate it)?
+fn tentative_in_flight(pre: &State, tx: &GhostTxn) -> bool {
+    pre.ids()
+        .any(|id| pre.record(id).life() == Life::Tentative && !tx.snapshot.contains(id))
 }
 
 /// I1's condition in the spec's words, against the ghost's snapshot: no Tentative record
@@ -712,10 +720,7 @@ fn harmless(pre: &State, agent: u8, tx: &GhostTxn, closure: RecordSet) -> bool {
 /// and for an external-action transaction a snapshot holding some ActionSafe record and
 /// support that is all ActionSafe and valid now.
 fn safe_to_act(pre: &State, tx: &GhostTxn, tier: Tier, support: RecordSet) -> bool {
-    let in_flight = pre
-        .ids()
-        .any(|id| pre.record(id).life() == Life::Tentative && !tx.snapshot.contains(id));
-    if in_flight {
+    if tentative_in_flight(pre, tx) {
         return false;
     }
     if !support.iter().all(|id| in_force(pre.record(id).life())) {
