@@ -1,0 +1,141 @@
+//! Semantic conflict, judged over history: I7 no stale override (Commit and `Resolve(keep)`)
+//! and I12 adjudication (docs/protocol.md §6 check 3, §9).
+
+use super::{contradict, in_force};
+use crate::config::Config;
+use crate::lifecycle::Life;
+use crate::ops::Op;
+use crate::record::{Kind, Reason, Record, RecordId, RecordSet};
+use crate::state::State;
+
+/// I12 adjudication: a record that was in force and is Superseded after the step lost to a
+/// winner of this step that may supersede it: a record of higher authority or a newer one of
+/// the same source committed by Commit, or the record kept by review of equal or higher
+/// authority. And a Commit never commits a belief over an equal-authority rival of another
+/// source (that conflict goes to review) or a higher-authority one.
+pub(super) fn judge_supersessions(
+    cfg: &Config,
+    pre: &State,
+    op: &Op,
+    winners: RecordSet,
+    superseded: RecordSet,
+    post: &mut State,
+) {
+    let authority = |r: &Record| cfg.bounds.sources[r.source as usize];
+    let mut bad = false;
+    for x in superseded.iter() {
+        let loser = pre.record(x);
+        let legit = winners.iter().any(|w| {
+            if w == x {
+                return false;
+            }
+            let winner = post.record(w);
+            if !contradict(winner, loser) {
+                return false;
+            }
+            match *op {
+                // "Newer" is the record committing now: a correction from the same source.
+                Op::Commit { .. } => {
+                    authority(winner) > authority(loser) || winner.source == loser.source
+                }
+                Op::Resolve {
+                    record, keep: true, ..
+                } => record == w && authority(winner) >= authority(loser),
+                _ => false,
+            }
+        });
+        bad |= !legit;
+    }
+    if let Op::Commit { .. } = op {
+        for w in winners.iter().filter(|&w| in_force(post.record(w).life())) {
+            let winner = post.record(w);
+            bad |= pre.ids().any(|x| {
+                let rival = pre.record(x);
+                // Still in force when `w` was judged: not retracted in the step, and not
+                // superseded by a record of this commit judged before `w`.
+                let displaced_earlier = post.record(x).life() == Life::Superseded
+                    && winners
+                        .iter()
+                        .any(|v| v < w && contradict(post.record(v), rival));
+                in_force(rival.life())
+                    && post.record(x).life() != Life::Revoked
+                    && !displaced_earlier
+                    && contradict(winner, rival)
+                    && (authority(rival) > authority(winner)
+                        || (authority(rival) == authority(winner) && rival.source != winner.source))
+            });
+        }
+    }
+    if bad {
+        post.ghost.violate(12);
+    }
+}
+
+/// Remembers, for each record of the committing transaction left quarantined for review, the
+/// ghost snapshot's sequence number (I7 judges a later `Resolve(keep)` against it).
+pub(super) fn remember_review_snapshots(pre: &State, agent: u8, post: &mut State) {
+    let Some(tx) = pre.ghost.txns[agent as usize] else {
+        return;
+    };
+    for id in pre.ids() {
+        let staged_here = pre.record(id).writer == Some(agent);
+        let r = post.record_mut(id);
+        if staged_here && r.life() == Life::Quarantined && r.reason == Some(Reason::Review) {
+            r.ghost_review_seq = Some(tx.seq);
+        }
+    }
+}
+
+/// I7 on `Resolve(keep)`: the kept record must not stand over a rival committed after the
+/// snapshot of the transaction that staged it.
+pub(super) fn judge_review_keep(pre: &State, id: RecordId, post: &mut State) {
+    let kept = pre.record(id);
+    if !in_force(post.record(id).life()) {
+        return;
+    }
+    let Some(staged_from) = kept.ghost_review_seq else {
+        return;
+    };
+    let stale = pre.ids().any(|x| {
+        let o = pre.record(x);
+        x != id
+            && in_force(o.life())
+            && contradict(kept, o)
+            && o.seq.is_some_and(|s| s >= staged_from)
+    });
+    if stale {
+        post.ghost.violate(7);
+    }
+}
+
+/// I7: a belief committed by this step must not stand over a rival that was committed after the
+/// transaction's snapshot (the ghost's copy) was taken (it should have been aborted as a stale
+/// late write).
+pub(super) fn judge_commit(pre: &State, agent: u8, post: &mut State) {
+    let Some(tx) = pre.ghost.txns[agent as usize] else {
+        return;
+    };
+    for id in pre.ids() {
+        let before = pre.record(id);
+        let now_committed = post.record(id).life().is_committed();
+        if before.writer != Some(agent) || before.life() != Life::Tentative || !now_committed {
+            continue;
+        }
+        if before.kind != Kind::Belief {
+            continue;
+        }
+        let stale_rival = pre.ids().any(|x| {
+            let o = pre.record(x);
+            in_force(o.life())
+                && contradict(before, o)
+                && o.seq.is_some_and(|s| s >= tx.seq)
+                // A rival that this same commit retracted (a descendant, read at a tentative
+                // level, of a record of this transaction aborted earlier in the commit) was no
+                // longer in force when the record was judged: nothing was committed over it.
+                && post.record(x).life() != Life::Revoked
+        });
+        if stale_rival {
+            post.ghost.violate(7);
+        }
+    }
+}
