@@ -313,14 +313,7 @@ fn bench_runs_each_measurement_in_its_own_process_and_compares_engines() {
         String::from_utf8_lossy(&out.stderr)
     );
     let table = String::from_utf8_lossy(&out.stdout);
-    let pinned = memtx_checker::report::Manifest::load(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/manifest.json"),
-    )
-    .expect("reports/manifest.json");
-    let quick = pinned
-        .get("quick", memtx_model::Variant::Memtx, false)
-        .expect("quick × memtx is pinned")
-        .unique;
+    let quick = pinned_quick_states();
     assert!(
         table.contains(&format!("| memtx fast | 1 | {quick} |")),
         "{table}"
@@ -718,7 +711,8 @@ fn bench_compares_local_processes_with_threads_in_one_run() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("389403 distinct states"), "{text}");
+    let quick = pinned_quick_states();
+    assert!(text.contains(&format!("{quick} distinct states")), "{text}");
     assert!(text.contains("| 1 process × 2 threads |"), "{text}");
     assert!(text.contains("| 2 local processes × 1 thread |"), "{text}");
     assert!(
@@ -777,7 +771,11 @@ fn bench_compares_local_processes_with_threads_on_the_preset_and_2pc_in_one_run(
         );
         assert!(section.contains("per distinct state"), "{text}");
     }
-    assert!(text[preset..].contains("389403 distinct states"), "{text}");
+    let quick = pinned_quick_states();
+    assert!(
+        text[preset..].contains(&format!("{quick} distinct states")),
+        "{text}"
+    );
     // 2PC with 3 RMs: 288 distinct states (stateright's example).
     assert!(text[two_phase..].contains("288 distinct states"), "{text}");
     let out = memtx(
@@ -822,4 +820,15 @@ fn bench_compares_local_processes_with_threads_on_the_preset_and_2pc_in_one_run(
         &dir,
     );
     assert_user_error(&out, "--run-one fast");
+}
+
+/// The distinct states of `quick` under `memtx`, as `reports/manifest.json` pins them.
+fn pinned_quick_states() -> u64 {
+    memtx_checker::report::Manifest::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/manifest.json"),
+    )
+    .expect("reports/manifest.json")
+    .get("quick", memtx_model::Variant::Memtx, false)
+    .expect("quick × memtx is pinned")
+    .unique
 }

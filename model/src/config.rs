@@ -43,8 +43,10 @@ pub enum Variant {
     /// counts as active, and the gate checks neither the ancestors of its support nor, below
     /// the external-action tier, the support's validity.
     Rev2Lineage,
-    /// Revision 2's scope rules (revision 3 step 3 off). So far: the gate's condition 2 counts
-    /// another agent's Private ActionSafe records.
+    /// Revision 2's scope rules (revision 3 step 3 off): every contradicting record is a rival
+    /// whoever may see it, a narrower record displaces a wider one, no hidden narrower rival is
+    /// sent to scope review, and the gate's condition 2 counts another agent's Private
+    /// ActionSafe records.
     Rev2Scopes,
 }
 
@@ -157,8 +159,11 @@ pub const VARIANTS: &[VariantInfo] = &[
     VariantInfo {
         variant: Variant::Rev2Scopes,
         name: "rev2-scopes",
-        removes: "revision 3's scope rules (so far: condition 2 of the gate over what the caller may see)",
-        expected_to_break: &["I6", "I17"],
+        removes: "revision 3's scope rules: rivals over what the writer may see, no narrower record displacing a wider one, scope review of hidden narrower rivals, condition 2 over what the caller may see",
+        // §10 lists I6 and I17 ("I6 or I17"). Judging every rival whoever may see it keeps one
+        // truth per slot everywhere, so I6 holds under this variant; its harms are I17's
+        // (docs/protocol.md, Variants).
+        expected_to_break: &["I17"],
         // quick has one agent: another agent's Private record needs two.
         shown_by: &["interference"],
     },

@@ -99,7 +99,7 @@ pub fn allowed(from: Life, to: Life) -> bool {
         (Quarantined, Tentative) => true,                            // revalidate / rebuild
         (Quarantined, Validated) => true,                            // Resolve(keep)
         (Committed | ActionSafe, Superseded) => true,                // adjudication lost
-        (Committed | ActionSafe | Quarantined, Quarantined) => true, // cascade on a view
+        (Committed | ActionSafe | Quarantined, Quarantined) => true, // view cascade, scope review
         (Revoked, _) => false,
         (_, Revoked) => true, // abort, revocation, cascade
         _ => false,

@@ -227,7 +227,8 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
         if wide || (restageable && r.kind.is_view()) {
             out.push(Op::Rebuild { view: id });
         }
-        let in_review = r.life() == Life::Quarantined && r.reason == Some(Reason::Review);
+        let in_review = r.life() == Life::Quarantined
+            && matches!(r.reason, Some(Reason::Review | Reason::ScopeReview));
         if d.reviews && (wide || in_review) {
             out.push(Op::Resolve {
                 record: id,

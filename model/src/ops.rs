@@ -113,9 +113,9 @@ pub enum Op {
         /// The view.
         view: RecordId,
     },
-    /// The reviewer's verdict on an equal-authority conflict.
+    /// The reviewer's verdict on an equal-authority conflict, or on a scope review.
     Resolve {
-        /// The record quarantined for review.
+        /// The record quarantined for review or scope review.
         record: RecordId,
         /// Keep it (it commits, its rivals are Superseded) or reject it (Revoked, cascaded).
         keep: bool,
@@ -424,9 +424,11 @@ fn commit(cfg: &Config, state: &mut State, agent: u8) -> Applied {
                 outranked,
                 corrected,
             } => {
+                let narrower = pipeline::hidden_narrower_rivals(cfg, state, id);
                 supersede(state, outranked, Reason::SupersededByAuthority)?;
                 supersede(state, corrected, Reason::SupersededByCorrection)?;
                 promote(state, id, tx.tier)?;
+                send_to_scope_review(state, narrower)?;
                 fire(if tx.tier == Tier::ExternalAction {
                     Rule::PipePassActionSafe
                 } else {
@@ -438,7 +440,7 @@ fn commit(cfg: &Config, state: &mut State, agent: u8) -> Applied {
                 let r = state.record_mut(id);
                 r.reason = Some(reason);
                 // The reviewer judges the record against the snapshot it was staged from.
-                if reason == Reason::Review {
+                if matches!(reason, Reason::Review | Reason::ScopeReview) {
                     r.review_seq = Some(ctx.snapshot_seq);
                 }
             }
@@ -464,6 +466,22 @@ fn promote(state: &mut State, id: RecordId, tier: Tier) -> Applied {
     r.seq = Some(seq);
     r.reason = None;
     r.review_seq = None;
+    Ok(())
+}
+
+/// Scope non-interference (c): each record of `narrower` (another agent's Private record under a
+/// wider record just committed) leaves force for its owner's review. The reviewer judges it
+/// against the records committed since it committed (its own sequence number).
+fn send_to_scope_review(state: &mut State, narrower: RecordSet) -> Applied {
+    for x in narrower.iter() {
+        state.move_record(x, Life::Quarantined)?;
+        let r = state.record_mut(x);
+        r.reason = Some(Reason::ScopeReview);
+        r.review_seq = r.seq;
+    }
+    if !narrower.is_empty() {
+        fire(Rule::PipeConflictNarrowerReview);
+    }
     Ok(())
 }
 
@@ -635,7 +653,8 @@ fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied
     record_ok(state, id)?;
     let r = state.record(id);
     require(
-        r.life() == Life::Quarantined && r.reason == Some(Reason::Review),
+        r.life() == Life::Quarantined
+            && matches!(r.reason, Some(Reason::Review | Reason::ScopeReview)),
         Rule::EnResolveNotReview,
     )?;
     if !keep {
@@ -643,35 +662,47 @@ fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied
         fire(Rule::OpResolveReject);
         return Ok(());
     }
-    if cfg.variant != Variant::Rev1Adjudication {
-        all_parts(&keep_refusals(cfg, state, id))?;
+    let parts = keep_refusals(cfg, state, id);
+    if cfg.variant == Variant::Rev1Adjudication {
+        // Revision 1 had no enabling condition for keep; revision 3's scope rule is not
+        // adjudication, and the variant keeps it (it restores revision 1's adjudication only).
+        let scope_rule = parts
+            .iter()
+            .filter(|&&(_, rule)| rule == Rule::EnKeepWiderRival);
+        all_parts(&scope_rule.copied().collect::<Vec<_>>())?;
+    } else {
+        all_parts(&parts)?;
     }
-    // The verdict stands in for the equal-authority part of the conflict check only: the
-    // record supersedes exactly the rivals it wins against, which (keep being enabled) are
-    // every rival left, all of equal or lower authority.
+    // The verdict stands in for the review outcomes of the conflict check only: the record
+    // supersedes exactly the rivals it wins against, which (keep being enabled) are every
+    // rival left, all of equal or lower authority and none wider than it; and, committing, it
+    // sends the narrower rivals its owner may not see to their owners' review.
+    let narrower = pipeline::hidden_narrower_rivals(cfg, state, id);
     supersede(
         state,
-        pipeline::rivals(state, id),
+        pipeline::rivals(cfg, state, id),
         Reason::SupersededByReview,
     )?;
     // A reviewer's verdict is not an external-action commit: Committed, never ActionSafe.
     promote(state, id, Tier::Medium)?;
+    send_to_scope_review(state, narrower)?;
     fire(Rule::OpResolveKeep);
     Ok(())
 }
 
 /// The enabling condition of `Resolve(keep)` (docs/protocol.md §5, revision 2): the record would
 /// pass every check of the pipeline now but the review outcome of the conflict check, the
-/// conflict check judged against the snapshot of the transaction that staged it.
+/// conflict check judged against the snapshot of the transaction that staged it, and (revision
+/// 3, scope non-interference (b)) no rival wider than the record stands.
 ///
 /// Evidence is not among the parts: it is fixed when the record is staged, and a record only
 /// reaches review after passing the evidence check, so that part could never refuse.
-fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 6] {
+fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 7] {
     let r = state.record(id);
     let ancestors = state.ancestors(id);
     let staged_from = r.review_seq.unwrap_or(0);
     let mine = cfg.authority(r.source);
-    let rivals = pipeline::rivals(state, id);
+    let rivals = pipeline::rivals(cfg, state, id);
     [
         (r.validity.contains(state.clock), Rule::EnKeepExpired),
         (
@@ -689,6 +720,12 @@ fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 6]
                 .iter()
                 .all(|a| !state.record(a).pending_revocation),
             Rule::EnKeepUnstable,
+        ),
+        // Named before staleness: a record in scope review is there because of the wider
+        // rival, which (committed after it) is also newer than its snapshot.
+        (
+            !pipeline::displaces_wider(cfg, state, id, rivals),
+            Rule::EnKeepWiderRival,
         ),
         (
             rivals

@@ -46,7 +46,7 @@ const CONFIDENCES: [Confidence; 2] = [Confidence::Low, Confidence::High];
 const EFFECTS: [Effect; 3] = [Effect::Executed, Effect::Compensated, Effect::Leaked];
 const TIERS: [Tier; 3] = [Tier::Low, Tier::Medium, Tier::ExternalAction];
 const ISOLATIONS: [Isolation; 5] = Isolation::ALL;
-const REASONS: [Reason; 18] = [
+const REASONS: [Reason; 19] = [
     Reason::Evidence,
     Reason::Expired,
     Reason::Review,
@@ -65,6 +65,7 @@ const REASONS: [Reason; 18] = [
     Reason::SupersededByCorrection,
     Reason::SupersededByReview,
     Reason::UncommittedParent,
+    Reason::ScopeReview,
 ];
 
 /// Bytes per packed record.

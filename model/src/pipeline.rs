@@ -9,6 +9,7 @@ use crate::lifecycle::Life;
 use crate::record::{Kind, Reason, RecordId, RecordSet};
 use crate::rules::{fire, Rule};
 use crate::state::State;
+use crate::txn::permitted;
 
 /// What the pipeline decides for one staged record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,14 +95,47 @@ pub fn check_validity(state: &State, id: RecordId, now: u8) -> Result<(), Verdic
     }
 }
 
-/// The committed beliefs that contradict belief `id`: same slot, different value, overlapping
-/// validity. (Non-overlapping validity coexists: no conflict.)
-pub fn rivals(state: &State, id: RecordId) -> RecordSet {
-    let r = state.record(id);
-    if r.kind != Kind::Belief {
+/// The rivals of belief `id`: the committed beliefs that contradict it (same slot, different
+/// value, overlapping validity; non-overlapping validity coexists, no conflict) and that its
+/// writer is permitted to see (revision 3, scope non-interference (a): another agent's Private
+/// record neither aborts, outranks nor sends it to review, so a commit's outcome reveals nothing
+/// its writer may not read). Under `rev2-scopes` every contradicting record is a rival.
+pub fn rivals(cfg: &Config, state: &State, id: RecordId) -> RecordSet {
+    let (seen, hidden) = contradicting(state, id);
+    if cfg.variant == Variant::Rev2Scopes {
+        return seen.union(hidden);
+    }
+    if !hidden.is_empty() {
+        fire(Rule::PipeConflictHiddenRival);
+    }
+    seen
+}
+
+/// Scope non-interference (c): the committed beliefs contradicting `id` that its writer may not
+/// see and that are narrower than it (another agent's Private record under a Shared or Public
+/// one). When `id` commits they go to `Quarantined(scope-review)` for their owners: knowledge
+/// flows from wider to narrower, never back. Two Private records of different owners are not
+/// narrower than each other: both stand. None under `rev2-scopes`.
+pub fn hidden_narrower_rivals(cfg: &Config, state: &State, id: RecordId) -> RecordSet {
+    if cfg.variant == Variant::Rev2Scopes {
         return RecordSet::EMPTY;
     }
-    let mut out = RecordSet::EMPTY;
+    let scope = state.record(id).scope;
+    contradicting(state, id)
+        .1
+        .iter()
+        .filter(|&x| state.record(x).scope < scope)
+        .collect()
+}
+
+/// The committed beliefs that contradict belief `id`, split into those its writer (the
+/// record's owner) is permitted to see and those it is not.
+fn contradicting(state: &State, id: RecordId) -> (RecordSet, RecordSet) {
+    let r = state.record(id);
+    let (mut seen, mut hidden) = (RecordSet::EMPTY, RecordSet::EMPTY);
+    if r.kind != Kind::Belief {
+        return (seen, hidden);
+    }
     for x in state.ids().filter(|&x| x != id) {
         let o = state.record(x);
         if o.kind != Kind::Belief || !o.life().is_committed() || o.slot != r.slot {
@@ -110,14 +144,24 @@ pub fn rivals(state: &State, id: RecordId) -> RecordSet {
         if o.value == r.value {
             continue;
         }
-        if o.validity.overlaps(r.validity) {
-            out.insert(x);
-        } else {
+        if !o.validity.overlaps(r.validity) {
             // Decided (§6): values whose validity intervals do not overlap coexist.
             fire(Rule::PipeConflictDisjoint);
+        } else if permitted(r.owner, o) {
+            seen.insert(x);
+        } else {
+            hidden.insert(x);
         }
     }
-    out
+    (seen, hidden)
+}
+
+/// Scope non-interference (b): would record `id` displace a rival in `displaced` that is wider
+/// in scope than itself? Then it goes to `Quarantined(scope-review)` instead (never under
+/// `rev2-scopes`). `Resolve(keep)`'s enabling condition asks the same question.
+pub fn displaces_wider(cfg: &Config, state: &State, id: RecordId, displaced: RecordSet) -> bool {
+    let scope = state.record(id).scope;
+    cfg.variant != Variant::Rev2Scopes && displaced.iter().any(|x| state.record(x).scope > scope)
 }
 
 /// Check 3a, semantic conflict adjudication. Every rival is judged before anything is
@@ -125,7 +169,8 @@ pub fn rivals(state: &State, id: RecordId) -> RecordSet {
 /// abort (a stale late write); else any rival of higher authority → abort; else any rival of
 /// equal authority from another source → review; else the record wins, and the rivals of
 /// lower authority (outranked) and of its own source (corrected) are returned, to be
-/// superseded only if the record commits. The order of record ids never changes the outcome.
+/// superseded only if the record commits, unless one of them is wider in scope than the
+/// record (revision 3, scope non-interference (b): scope review instead). The order of record ids never changes the outcome.
 pub fn check_semantic_conflict(
     cfg: &Config,
     state: &State,
@@ -138,7 +183,7 @@ pub fn check_semantic_conflict(
     }
     let r = state.record(id);
     let mine = cfg.authority(r.source);
-    let rivals = rivals(state, id);
+    let rivals = rivals(cfg, state, id);
     let (mut stale, mut higher, mut review) = (false, false, false);
     // The outcome classes the rivals fell into (one bit each, in the order above): the
     // ranking of several rivals decides something only when they disagree.
@@ -185,6 +230,11 @@ pub fn check_semantic_conflict(
     if review {
         fire(Rule::PipeConflictReview);
         return Err(Verdict::Quarantine(Reason::Review));
+    }
+    if displaces_wider(cfg, state, id, outranked.union(corrected)) {
+        // To contest a shared truth, write a record as wide.
+        fire(Rule::PipeConflictWiderRival);
+        return Err(Verdict::Quarantine(Reason::ScopeReview));
     }
     if !outranked.is_empty() {
         fire(Rule::PipeConflictSupersede);

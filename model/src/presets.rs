@@ -57,7 +57,7 @@ pub fn examples(name: &str) -> &'static [&'static str] {
         "observations" => &["E1", "E2", "E4", "E6"],
         "isolation" => &["E1", "E2", "E3"],
         "scopes" => &["E1", "E6"],
-        "interference" => &["E1", "E4", "E5"],
+        "interference" => &["E1", "E5"],
         _ => ALL,
     }
 }
@@ -254,13 +254,17 @@ fn lineage_domain() -> Domain {
     })
 }
 
-/// `observations`: raw observations (a shared and a private one), adopted at raw-read or
-/// refused at committed-read.
+/// `observations`: raw observations (a shared one from the high source and a private one from a
+/// mid source, so that a higher-authority write supersedes without a narrower record displacing
+/// a wider one), adopted at raw-read or refused at committed-read.
 fn observations_domain() -> Domain {
     focused(|d| {
         d.observe = true;
         d.isolations = vec![Isolation::RawRead, Isolation::CommittedRead];
-        d.writes = vec![shared(0), shape(2, Confidence::High, Scope::Private)];
+        d.writes = vec![
+            shape(2, Confidence::High, Scope::Shared),
+            shape(0, Confidence::High, Scope::Private),
+        ];
         d.stage_kinds = vec![Kind::Belief, Kind::Summary];
         d.tiers = vec![Tier::Medium];
     })
@@ -285,18 +289,21 @@ fn isolation_domain() -> Domain {
     })
 }
 
-/// `interference`: two agents, each able to write a Private (mid), a Shared (the other mid
-/// source) or a Public (high) belief on one slot, and to call irreversibly in either tier:
-/// every scope against every scope, two owners of Private records, and the gate's condition 2
-/// over what the caller may see (revision 3 step 3, scope non-interference).
+/// `interference`: two agents, each able to write a Private (high), a Shared (mid) or a Public
+/// (the other mid source) belief on one slot, to call irreversibly in either tier, and to
+/// resolve reviews: every scope against every scope, two owners of Private records, a narrower
+/// record of higher authority against a wider one (scope review, `keep` refused while the wider
+/// rival stands), and the gate's condition 2 over what the caller may see (revision 3 step 3,
+/// scope non-interference).
 fn interference_domain() -> Domain {
     focused(|d| {
         d.writes = vec![
-            shape(0, Confidence::High, Scope::Private),
+            shape(2, Confidence::High, Scope::Private),
             shared(1),
-            shape(2, Confidence::High, Scope::Public),
+            shape(0, Confidence::High, Scope::Public),
         ];
         d.stage_kinds = vec![Kind::Belief];
+        d.reviews = true;
     })
 }
 

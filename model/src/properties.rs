@@ -9,7 +9,7 @@
 
 use crate::lifecycle::Life;
 use crate::machine::MemTx;
-use crate::record::{Effect, Kind, Reason};
+use crate::record::{Effect, Kind, Reason, Scope};
 use crate::state::{Repair, State};
 use stateright::{Expectation, Property};
 
@@ -137,7 +137,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         lifecycle_legality
     ),
     always!("I5", "no transaction reads outside its snapshot", isolation),
-    always!("I6", "one truth per slot", one_truth_per_slot),
+    always!(
+        "I6",
+        "one truth per slot in every agent's view",
+        one_truth_per_slot
+    ),
     always!(
         "I7",
         "no write commits over a rival newer than its snapshot",
@@ -180,7 +184,7 @@ pub const PROPERTIES: &[PropertyDef] = &[
     ),
     always!(
         "I17",
-        "no irreversible call passes on a record its caller may not see",
+        "nothing narrower displaces a wider truth; nothing hidden decides a commit or a call",
         scope_non_interference
     ),
     always!(
@@ -294,17 +298,23 @@ pub fn isolation(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(5)
 }
 
-/// I6 one truth per slot: no two committed beliefs assert different values for one slot over
-/// overlapping validity.
-pub fn one_truth_per_slot(_: &MemTx, s: &State) -> bool {
-    let committed = || {
-        s.records()
-            .iter()
-            .filter(|r| r.kind == Kind::Belief && r.life().is_committed())
-    };
-    committed().all(|a| {
-        committed()
-            .all(|b| a.slot != b.slot || a.value == b.value || !a.validity.overlaps(b.validity))
+/// I6 one truth per slot, in every agent's view (revision 3): among the committed beliefs an
+/// agent is permitted to see (a Private record by its owner only; Shared and Public by every
+/// agent), no two assert different values for one slot over overlapping validity. Two agents'
+/// Private records may disagree: neither sees the other's.
+pub fn one_truth_per_slot(m: &MemTx, s: &State) -> bool {
+    (0..m.cfg.bounds.agents).all(|agent| {
+        let seen = || {
+            s.records().iter().filter(move |r| {
+                r.kind == Kind::Belief
+                    && r.life().is_committed()
+                    && (r.scope != Scope::Private || r.owner == agent)
+            })
+        };
+        seen().all(|a| {
+            seen()
+                .all(|b| a.slot != b.slot || a.value == b.value || !a.validity.overlaps(b.validity))
+        })
     })
 }
 
@@ -373,9 +383,11 @@ pub fn sound_lineage_at_commit(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(13)
 }
 
-/// I17 scope non-interference (ghost). Revision 3 step 3 so far judges its third part: no
-/// external-action call passes the gate's condition 2 on an ActionSafe record its caller may
-/// not see. Its parts on supersession, aborts and reviews come with the rest of step 3.
+/// I17 scope non-interference (ghost): no record is Superseded by a narrower one; no commit is
+/// aborted, outranked or sent to review by a rival its writer may not see (the outcome must
+/// follow from the rivals it may see), nor given a later check's reason while a wider rival it
+/// would displace stood; no external-action call passes the gate's condition 2 on an
+/// ActionSafe record its caller may not see.
 pub fn scope_non_interference(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(17)
 }

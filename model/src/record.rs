@@ -247,6 +247,10 @@ pub enum Reason {
     /// committed (Raw, Tentative or Validated: another transaction's staging, read at raw- or
     /// tentative-read).
     UncommittedParent,
+    /// Quarantined (revision 3, scope non-interference (b) and (c)): the record would displace a
+    /// rival wider in scope than itself, or a wider record committed over it by a writer who may
+    /// not see it; its owner reviews it (`Resolve`; `keep` only once no wider rival stands).
+    ScopeReview,
 }
 
 /// One governed record (docs/protocol.md §2).

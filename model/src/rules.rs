@@ -140,7 +140,7 @@ rules! {
     LifeRevoke = "life.revoke", Lifecycle, "§3", "state::State::move_record", ["I4"],
         "any but Revoked -> Revoked: abort, revocation or cascade";
     LifeRequarantine = "life.requarantine", Lifecycle, "§3", "state::State::move_record", ["I4", "I2"],
-        "Committed, ActionSafe, Quarantined -> Quarantined: cascade on a derived view";
+        "Committed, ActionSafe, Quarantined -> Quarantined: cascade on a derived view, or (revision 3.1) scope review of a narrower rival";
 
     // §5 operations: the effect of each, when performed.
     OpTick = "op.tick", Operation, "§5", "ops::tick", ["I11"],
@@ -240,7 +240,7 @@ rules! {
     EnRebuildNoTxn = "enable.rebuild.no-txn", Enabling, "§5", "ops::restage", [],
         "the owner has no open transaction to rebuild in";
     EnResolveNotReview = "enable.resolve.not-review", Enabling, "§5", "ops::resolve", [],
-        "only a record quarantined for review is resolved";
+        "only a record quarantined for review (or, revision 3, scope review) is resolved";
     EnKeepExpired = "enable.keep.expired", Enabling, "§5", "ops::keep_refusals", ["I11"],
         "keep: the record is not valid now";
     EnKeepLineage = "enable.keep.lineage", Enabling, "§5", "ops::keep_refusals", ["I13"],
@@ -253,6 +253,8 @@ rules! {
         "keep: a rival was committed after the staging transaction's snapshot (stale late write)";
     EnKeepOutranked = "enable.keep.outranked", Enabling, "§5", "ops::keep_refusals", ["I12"],
         "keep: a rival of higher authority stands";
+    EnKeepWiderRival = "enable.keep.wider-rival", Enabling, "§5", "ops::keep_refusals", ["I17"],
+        "keep (revision 3): a rival wider in scope stands; to contest a shared truth, write a record as wide";
 
     // §6 the commit pipeline.
     PipeEvidenceFail = "pipe.evidence.fail", Pipeline, "§6.1", "pipeline::check_evidence", ["I10"],
@@ -273,6 +275,12 @@ rules! {
         "conflict: an older record of the same source is superseded (a correction)";
     PipeConflictDisjoint = "pipe.conflict.disjoint", Pipeline, "§6.3", "pipeline::rivals", ["I6"],
         "conflict: a contradicting record with non-overlapping validity coexists";
+    PipeConflictHiddenRival = "pipe.conflict.hidden-rival", Pipeline, "§6.3", "pipeline::rivals", ["I6", "I17"],
+        "scope non-interference (a): a contradicting record its writer may not see is no rival (neither aborts, outranks nor sends to review)";
+    PipeConflictWiderRival = "pipe.conflict.wider-rival", Pipeline, "§6.3", "pipeline::check_semantic_conflict", ["I17"],
+        "scope non-interference (b): the record would displace a rival wider than itself -> Quarantined(scope-review)";
+    PipeConflictNarrowerReview = "pipe.conflict.narrower-rival-review", Pipeline, "§6.3", "pipeline::hidden_narrower_rivals", ["I6", "I17"],
+        "scope non-interference (c): a narrower rival its writer may not see -> Quarantined(scope-review) for its owner when the record commits";
     PipeConflictSeveral = "pipe.conflict.several", Pipeline, "§6.3", "pipeline::check_semantic_conflict", ["I7", "I12"],
         "conflict: several rivals with different outcomes are judged together and the outcomes rank";
     PipeLineageRevoked = "pipe.lineage.revoked", Pipeline, "§6.3", "pipeline::check_lineage", ["I2", "I13"],

@@ -15,8 +15,9 @@ use memtx_model::machine::step;
 use memtx_model::ops::Op;
 use memtx_model::properties::{
     action_safety_gating, adjudication, cascade_repair_completeness, evidence_at_commit, isolation,
-    lifecycle_legality, no_harm_from_known_doubt, no_stale_override, scope_non_interference,
-    sound_lineage_at_commit, tier_isolation, validity_at_commit, zero_downstream_harm,
+    lifecycle_legality, no_harm_from_known_doubt, no_stale_override, one_truth_per_slot,
+    scope_non_interference, sound_lineage_at_commit, tier_isolation, validity_at_commit,
+    zero_downstream_harm,
 };
 use memtx_model::record::{Reason, RecordId};
 use memtx_model::txn::{Isolation, Tier};
@@ -586,4 +587,114 @@ fn i17_breaks_when_an_external_action_call_passes_on_a_record_its_caller_may_not
     assert!(!scope_non_interference(&model(), &bad));
     let own = step(&cfg(), &pre, &irreversible(1, &[])).unwrap();
     assert!(scope_non_interference(&model(), &own));
+}
+
+/// a0's Shared belief r0 (mid source B) committed; a1 has staged a contradicting Private one,
+/// r1, from `source`.
+fn shared_truth_and_private_rival(source: u8) -> State {
+    run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_B).into(),
+        commit(0),
+        begin_medium(1),
+        belief(1, 0, 1).source(source).private().into(),
+    ])
+}
+
+#[test]
+fn i17_breaks_when_a_narrower_record_supersedes_a_wider_one() {
+    // a1's Private high-authority r1 superseding a0's Shared r0 (revision 2's rules) leaves a0
+    // with no value at all. The protocol sends r1 to scope review instead.
+    let pre = shared_truth_and_private_rival(HIGH);
+    let mut bad = hand_commit(&pre, 1, &[1]);
+    bad.move_record(0, Life::Superseded).unwrap();
+    bad.record_mut(0).reason = Some(Reason::SupersededByAuthority);
+    let bad = judge(&pre, &commit(1), bad);
+    assert!(!scope_non_interference(&model(), &bad));
+    assert!(adjudication(&model(), &bad), "entitled by authority alone");
+    let good = step(&cfg(), &pre, &commit(1)).unwrap();
+    assert_eq!(good.record(1).reason, Some(Reason::ScopeReview));
+    assert!(scope_non_interference(&model(), &good));
+    assert!(adjudication(&model(), &good));
+}
+
+#[test]
+fn i17_breaks_when_a_commit_is_aborted_by_a_rival_its_writer_may_not_see() {
+    // a1's Private r0 is committed; a0, who may not see it, stages a Shared r1. Aborting r1 as
+    // outranked by a higher-authority r0, or sending it to review over an equal-authority r0
+    // of another source, tells a0 that r0 exists.
+    let hidden_rival = |source: u8| {
+        run(&[
+            begin_medium(1),
+            belief(1, 0, 1).source(source).private().into(),
+            commit(1),
+            begin_medium(0),
+            belief(0, 0, 0).source(MID_B).into(),
+        ])
+    };
+    for (source, life, reason) in [
+        (HIGH, Life::Revoked, Reason::Outranked),
+        (MID_A, Life::Quarantined, Reason::Review),
+    ] {
+        let pre = hidden_rival(source);
+        let mut bad = pre.clone();
+        bad.move_record(1, life).unwrap();
+        bad.record_mut(1).reason = Some(reason);
+        bad.record_mut(1).writer = None;
+        bad.set_txn(0, None);
+        let bad = judge(&pre, &commit(0), bad);
+        assert!(!scope_non_interference(&model(), &bad), "{reason:?}");
+    }
+    let pre = hidden_rival(HIGH);
+    // The protocol commits r1 and sends the narrower hidden r0 to its owner's review.
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(1).life(), Life::Committed);
+    assert_eq!(good.record(0).reason, Some(Reason::ScopeReview));
+    assert!(scope_non_interference(&model(), &good));
+    assert!(adjudication(&model(), &good));
+    // A reason that no rival explains at all is the conflict check's own error (I12).
+    let lone = run(&[begin_medium(0), belief(0, 0, 0).into()]);
+    let mut bad = lone.clone();
+    bad.move_record(0, Life::Revoked).unwrap();
+    bad.record_mut(0).reason = Some(Reason::Outranked);
+    bad.record_mut(0).writer = None;
+    bad.set_txn(0, None);
+    let bad = judge(&lone, &commit(0), bad);
+    assert!(!adjudication(&model(), &bad));
+    assert!(scope_non_interference(&model(), &bad));
+}
+
+#[test]
+fn i12_breaks_when_a_truth_leaves_force_for_scope_review_without_a_wider_winner() {
+    // a0's Private r0 and a1's Private r1 disagree; neither is narrower than the other. A
+    // commit of r1 that sends r0 to scope review takes a0's truth away without cause.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_A).private().into(),
+        commit(0),
+        begin_medium(1),
+        belief(1, 0, 1).source(HIGH).private().into(),
+    ]);
+    let mut bad = hand_commit(&pre, 1, &[1]);
+    bad.move_record(0, Life::Quarantined).unwrap();
+    bad.record_mut(0).reason = Some(Reason::ScopeReview);
+    let bad = judge(&pre, &commit(1), bad);
+    assert!(!adjudication(&model(), &bad));
+    let good = step(&cfg(), &pre, &commit(1)).unwrap();
+    assert_eq!(good.record(0).life(), Life::Committed);
+    assert!(adjudication(&model(), &good));
+}
+
+#[test]
+fn i6_breaks_when_an_agent_sees_two_truths() {
+    // a1's Private r1 stands beside a0's Shared r0 (no scope review): a1 sees both values.
+    let pre = shared_truth_and_private_rival(MID_A);
+    let bad = hand_commit(&pre, 1, &[1]);
+    assert!(!one_truth_per_slot(&model(), &bad));
+    // Two Private records of different owners: each owner sees one.
+    let mut two_private = bad.clone();
+    two_private.record_mut(0).scope = memtx_model::record::Scope::Private;
+    assert!(one_truth_per_slot(&model(), &two_private));
+    let good = step(&cfg(), &pre, &commit(1)).unwrap();
+    assert!(one_truth_per_slot(&model(), &good));
 }

@@ -517,8 +517,8 @@ fn the_pipeline_reports_the_rivals_it_won_against_without_changing_the_state() {
         }
     );
     assert!(s == before);
-    assert_eq!(pipeline::rivals(&s, 2), set(&[0]));
-    assert_eq!(pipeline::rivals(&s, 3), set(&[1]));
+    assert_eq!(pipeline::rivals(&cfg, &s, 2), set(&[0]));
+    assert_eq!(pipeline::rivals(&cfg, &s, 3), set(&[1]));
 }
 
 #[test]
@@ -535,7 +535,12 @@ fn rivals_are_beliefs_in_force_only() {
         .step(belief(0, 0, 1).source(MID_B))
         .step(commit(0))
         .expect_record(3, Life::Committed, None)
-        .expect(|s| assert_eq!(pipeline::rivals(s, 2), RecordSet::EMPTY))
+        .expect(|s| {
+            assert_eq!(
+                pipeline::rivals(&wide(Variant::Memtx), s, 2),
+                RecordSet::EMPTY
+            )
+        })
         .finish();
 }
 
@@ -623,5 +628,150 @@ fn a_rival_retracted_earlier_in_the_same_commit_is_not_overridden() {
         .expect_record(0, Life::Revoked, Some(Reason::StaleWrite))
         .expect_record(1, Life::Revoked, Some(Reason::Cascade))
         .expect_record(2, Life::Committed, None)
+        .finish();
+}
+
+// ---- revision 3, scope non-interference (§6 (a)-(c)), each harm replayed both ways -------------
+
+/// Agent 0's Shared belief (slot 0 = v0, mid source B) is committed: the shared truth.
+fn shared_truth(variant: Variant) -> Scenario {
+    scenario("a shared truth")
+        .variant(variant)
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_B))
+        .step(commit(0))
+}
+
+#[test]
+fn a_private_record_never_displaces_a_shared_truth() {
+    // (b): agent 1's Private high-authority belief would supersede the Shared one, and agent 0
+    // would see no value at all. It goes to scope review instead, and the reviewer may not
+    // keep it while the wider rival stands.
+    let path = |variant| {
+        shared_truth(variant)
+            .step(begin_medium(1))
+            .step(belief(1, 0, 1).source(HIGH).private())
+    };
+    path(Variant::Memtx)
+        .step(commit(1))
+        .expect_record(0, Life::Committed, None)
+        .expect_record(1, Life::Quarantined, Some(Reason::ScopeReview))
+        .refused(
+            resolve(1, true),
+            memtx_model::ops::Refusal::Disabled(
+                memtx_model::rules::Rule::EnKeepWiderRival.statement(),
+            ),
+        )
+        .step(resolve(1, false))
+        .expect_life(1, Life::Revoked)
+        .finish();
+    // A same-source correction is a displacement too.
+    shared_truth(Variant::Memtx)
+        .step(begin_medium(1))
+        .step(belief(1, 0, 1).source(MID_B).private())
+        .step(commit(1))
+        .expect_record(1, Life::Quarantined, Some(Reason::ScopeReview))
+        .expect_record(0, Life::Committed, None)
+        .finish();
+    let s = path(Variant::Rev2Scopes)
+        .without_invariants()
+        .step(commit(1));
+    assert_eq!(s.state().record(0).life(), Life::Superseded);
+    assert_eq!(s.violations(), vec!["I17"]);
+}
+
+#[test]
+fn a_hidden_rival_neither_aborts_nor_outranks_and_is_sent_to_review() {
+    // (a) and (c): agent 1 holds a Private high-authority belief; agent 0, who may not see it,
+    // writes a Shared one. The hidden record does not abort it (the abort would reveal it);
+    // the Shared record commits and the narrower hidden one goes to its owner's review, so
+    // that agent 1 too sees one truth.
+    let path = |variant| {
+        scenario("hidden higher-authority rival")
+            .variant(variant)
+            .step(begin_medium(1))
+            .step(belief(1, 0, 1).source(HIGH).private())
+            .step(commit(1))
+            .step(begin_medium(0))
+            .step(belief(0, 0, 0).source(MID_B))
+    };
+    path(Variant::Memtx)
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::ScopeReview))
+        .expect_record(1, Life::Committed, None)
+        .refused(
+            resolve(0, true),
+            memtx_model::ops::Refusal::Disabled(
+                memtx_model::rules::Rule::EnKeepWiderRival.statement(),
+            ),
+        )
+        .finish();
+    let s = path(Variant::Rev2Scopes)
+        .without_invariants()
+        .step(commit(0));
+    assert_eq!(s.state().record(1).reason, Some(Reason::Outranked));
+    assert_eq!(s.violations(), vec!["I17"]);
+}
+
+#[test]
+fn a_hidden_equal_rival_sends_nothing_to_review() {
+    // (a): an equal-authority rival of another source that the writer may not see does not
+    // send its write to review.
+    let path = |variant| {
+        scenario("hidden equal-authority rival")
+            .variant(variant)
+            .step(begin_medium(1))
+            .step(belief(1, 0, 1).source(MID_A).private())
+            .step(commit(1))
+            .step(begin_medium(0))
+            .step(belief(0, 0, 0).source(MID_B))
+    };
+    path(Variant::Memtx)
+        .step(commit(0))
+        .expect_record(0, Life::Quarantined, Some(Reason::ScopeReview))
+        .expect_record(1, Life::Committed, None)
+        .finish();
+    let s = path(Variant::Rev2Scopes)
+        .without_invariants()
+        .step(commit(0));
+    assert_eq!(s.state().record(1).reason, Some(Reason::Review));
+    assert_eq!(s.violations(), vec!["I17"]);
+}
+
+#[test]
+fn two_owners_private_records_both_stand() {
+    // Two Private records of different owners are not narrower than each other: each stands
+    // in its owner's view, and one truth holds in every view (I6, asserted on every step).
+    scenario("two private truths")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A).private())
+        .step(commit(0))
+        .step(begin_medium(1))
+        .step(belief(1, 0, 1).source(HIGH).private())
+        .step(commit(1))
+        .expect_record(0, Life::Committed, None)
+        .expect_record(1, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn a_wider_record_displaces_a_narrower_one_it_may_see() {
+    // Knowledge flows from wider to narrower: a Public high-authority record supersedes its
+    // writer's own Shared one, and a Shared record supersedes its writer's own Private one.
+    shared_truth(Variant::Memtx)
+        .step(begin_medium(0))
+        .step(belief(0, 0, 1).source(HIGH).public())
+        .step(commit(0))
+        .expect_record(0, Life::Superseded, Some(Reason::SupersededByAuthority))
+        .expect_record(1, Life::Committed, None)
+        .finish();
+    scenario("own private corrected by a shared record")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).source(MID_A).private())
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(belief(0, 0, 1).source(MID_A))
+        .step(commit(0))
+        .expect_record(0, Life::Superseded, Some(Reason::SupersededByCorrection))
         .finish();
 }

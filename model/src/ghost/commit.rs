@@ -2,7 +2,7 @@
 //! lineage for what commits; the truth of every reason given; and the pipeline's order
 //! (docs/protocol.md §6, §9).
 
-use super::{authority, contradict, ghost_ancestors, in_force};
+use super::{authority, contradict, ghost_ancestors, in_force, may_see};
 use crate::config::Config;
 use crate::lifecycle::Life;
 use crate::ops::Op;
@@ -102,7 +102,9 @@ pub(super) fn meets_evidence(cfg: &Config, r: &Record) -> bool {
 /// quarantined *for evidence* did not meet the evidence rule, one quarantined *as expired* was
 /// not valid at the commit's clock, one aborted as a *stale* write had a rival committed after
 /// the snapshot, one aborted as *outranked* had a higher-authority rival, one sent to *review*
-/// had an equal-authority rival from another source, one quarantined for an *inactive parent*,
+/// had an equal-authority rival from another source, one sent to *scope review* had a wider
+/// rival it would have displaced, each among the rivals its writer may see (a conflict outcome
+/// that only a hidden rival explains violates I17), one quarantined for an *inactive parent*,
 /// an *unstable dependency* or *permission* had an inactive ancestor, an ancestor pending
 /// revocation or a narrower ancestor. A reason that is not true is a check that refuses too
 /// much: without this, a protocol that quarantined every record would satisfy every invariant,
@@ -131,36 +133,64 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
                         )))
                 && p(now)
         };
-        let any_rival = |p: &dyn Fn(&Record) -> bool| pre.ids().any(|x| rival(x, p));
+        // The reason of a conflict outcome, judged over the rivals `seen` admits.
+        let conflict_truth = |seen: &dyn Fn(&Record) -> bool| {
+            let any_rival =
+                |p: &dyn Fn(&Record) -> bool| pre.ids().any(|x| rival(x, &|o| seen(o) && p(o)));
+            let stale = stale_rival(pre, &r, id, seq, seen);
+            let theirs = |o: &Record| authority(cfg, o);
+            let mine = authority(cfg, &r);
+            match reason {
+                // Stale: a rival committed after the snapshot and before this commit began
+                // (one committed by this very commit is judged by authority, not as stale).
+                Reason::StaleWrite => Some(stale),
+                // The outcomes rank (revision 2): stale before higher before review. A record
+                // outranked or sent to review while a stale rival stood, or sent to review
+                // while a higher one stood, was decided by the wrong rival (revision 1's
+                // first-rival-decides).
+                Reason::Outranked => Some(any_rival(&|o| theirs(o) > mine) && !stale),
+                Reason::Review => Some(
+                    any_rival(&|o| theirs(o) == mine && o.source != r.source)
+                        && !any_rival(&|o| theirs(o) > mine)
+                        && !stale,
+                ),
+                // Scope non-interference (b): a rival wider than the record that it would
+                // have displaced (lower authority, or a correction of its own source).
+                Reason::ScopeReview => Some(
+                    any_rival(&|o| {
+                        o.scope > r.scope
+                            && (theirs(o) < mine || (theirs(o) == mine && o.source == r.source))
+                    }) && !any_rival(&|o| {
+                        theirs(o) > mine || (theirs(o) == mine && o.source != r.source)
+                    }) && !stale,
+                ),
+                _ => None,
+            }
+        };
+        // Scope non-interference (revision 3, I17): a conflict outcome must follow from the
+        // rivals the writer may see. One that only a rival hidden from the writer explains
+        // reveals that rival; one that no rival explains is the conflict check's own error.
+        if let Some(seen_truth) = conflict_truth(&|o| may_see(r.owner, o)) {
+            if !seen_truth {
+                let any_truth = conflict_truth(&|_| true) == Some(true);
+                let property = match reason {
+                    Reason::StaleWrite => 7,
+                    _ => 12,
+                };
+                post.ghost.violate(if any_truth { 17 } else { property });
+            }
+        }
         let ancestors = ghost_ancestors(post, id);
         let any_ancestor = |p: &dyn Fn(&Record) -> bool| {
             ancestors
                 .iter()
                 .any(|a| p(post.record(a)) || p(pre.record(a)))
         };
-        let theirs = |o: &Record| authority(cfg, o);
-        let mine = authority(cfg, &r);
         let (truthful, property) = match (r.life(), reason) {
             (Life::Quarantined, Reason::Evidence) => (!meets_evidence(cfg, &r), 10),
             (Life::Quarantined, Reason::Expired) => (
                 !(r.validity.from <= pre.clock && pre.clock < r.validity.until),
                 11,
-            ),
-            // Stale: a rival committed after the snapshot and before this commit began (one
-            // committed by this very commit is judged by authority, not as stale).
-            (Life::Revoked, Reason::StaleWrite) => (stale_rival(pre, &r, id, seq), 7),
-            // The outcomes rank (revision 2): stale before higher before review. A record
-            // outranked or sent to review while a stale rival stood, or sent to review while a
-            // higher one stood, was decided by the wrong rival (revision 1's first-rival-decides).
-            (Life::Revoked, Reason::Outranked) => (
-                any_rival(&|o| theirs(o) > mine) && !stale_rival(pre, &r, id, seq),
-                12,
-            ),
-            (Life::Quarantined, Reason::Review) => (
-                any_rival(&|o| theirs(o) == mine && o.source != r.source)
-                    && !any_rival(&|o| theirs(o) > mine)
-                    && !stale_rival(pre, &r, id, seq),
-                12,
             ),
             (Life::Quarantined, Reason::InactiveParent) => (
                 any_ancestor(&|a| {
@@ -191,7 +221,8 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
 
 /// The pipeline's order (revision 3: I10–I13 judge the order): the checks of §6 in order,
 /// each with the property that judges it: evidence (I10), validity (I11), semantic conflict
-/// (I12), lineage (I13), permission inheritance (I3), dependency stability. A record given the
+/// (I12; a wider rival it would displace, I17), lineage (I13), permission inheritance (I3),
+/// dependency stability. A record given the
 /// reason of one check passed every earlier one; this returns the property of the first
 /// earlier check that record `id` surely failed, if any.
 ///
@@ -212,7 +243,7 @@ pub(super) fn earlier_check_failed(
     let position = match reason {
         Reason::Evidence => 1,
         Reason::Expired => 2,
-        Reason::StaleWrite | Reason::Outranked | Reason::Review => 3,
+        Reason::StaleWrite | Reason::Outranked | Reason::Review | Reason::ScopeReview => 3,
         Reason::RevokedParent | Reason::InactiveParent | Reason::UncommittedParent => 4,
         Reason::Permission => 5,
         Reason::UnstableDependency => 6,
@@ -228,19 +259,37 @@ pub(super) fn earlier_check_failed(
             x != id
                 && rival_then
                 && contradict(r, now)
+                && may_see(r.owner, now)
                 && (stale
                     || authority(cfg, now) > authority(cfg, r)
                     || (authority(cfg, now) == authority(cfg, r) && now.source != r.source))
         })
     };
     let ancestors = ghost_ancestors(post, id);
-    let checks: [(u8, &dyn Fn() -> bool); 5] = [
-        (10, &|| !meets_evidence(cfg, r)),
-        (11, &|| {
+    // Scope non-interference (b): a wider rival the record would displace (lower authority,
+    // or its own source) sends it to scope review; the conflict check failed then too.
+    let displaced_wider = || {
+        pre.ids().any(|x| {
+            let (was, now) = (pre.record(x), post.record(x));
+            let (theirs, mine) = (authority(cfg, now), authority(cfg, r));
+            x != id
+                && in_force(was.life())
+                && was.life() == now.life()
+                && contradict(r, now)
+                && may_see(r.owner, now)
+                && now.scope > r.scope
+                && (theirs < mine || (theirs == mine && now.source == r.source))
+        })
+    };
+    // (position of the check, property that judges it, did it surely fail)
+    let checks: [(usize, u8, &dyn Fn() -> bool); 6] = [
+        (1, 10, &|| !meets_evidence(cfg, r)),
+        (2, 11, &|| {
             !(r.validity.from <= pre.clock && pre.clock < r.validity.until)
         }),
-        (12, &conflict_failed),
-        (13, &|| {
+        (3, 12, &conflict_failed),
+        (3, 17, &displaced_wider),
+        (4, 13, &|| {
             ancestors.iter().any(|a| {
                 matches!(
                     pre.record(a).life(),
@@ -248,22 +297,32 @@ pub(super) fn earlier_check_failed(
                 )
             })
         }),
-        (3, &|| {
+        (5, 3, &|| {
             ancestors.iter().any(|a| post.record(a).scope < r.scope)
         }),
     ];
     checks
         .iter()
-        .take(position - 1)
-        .find(|(_, failed)| failed())
-        .map(|(property, _)| *property)
+        .filter(|(at, _, _)| *at < position)
+        .find(|(_, _, failed)| failed())
+        .map(|(_, property, _)| *property)
 }
 
-/// Is there a rival of `r` (record `id`) committed after the snapshot (sequence `seq`) and
-/// before this commit began?
-pub(super) fn stale_rival(pre: &State, r: &Record, id: RecordId, seq: u8) -> bool {
+/// Is there a rival of `r` (record `id`) that `seen` admits, committed after the snapshot
+/// (sequence `seq`) and before this commit began?
+fn stale_rival(
+    pre: &State,
+    r: &Record,
+    id: RecordId,
+    seq: u8,
+    seen: &dyn Fn(&Record) -> bool,
+) -> bool {
     pre.ids().any(|x| {
         let o = pre.record(x);
-        x != id && in_force(o.life()) && contradict(r, o) && o.seq.is_some_and(|s| s >= seq)
+        x != id
+            && in_force(o.life())
+            && contradict(r, o)
+            && o.seq.is_some_and(|s| s >= seq)
+            && seen(o)
     })
 }

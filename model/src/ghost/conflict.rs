@@ -1,7 +1,9 @@
-//! Semantic conflict, judged over history: I7 no stale override (Commit and `Resolve(keep)`)
-//! and I12 adjudication (docs/protocol.md §6 check 3, §9).
+//! Semantic conflict, judged over history: I7 no stale override (Commit and `Resolve(keep)`),
+//! I12 adjudication, and I17's pipeline parts: no record superseded by a narrower one, a
+//! narrower hidden rival sent to scope review only under a wider winner (docs/protocol.md §6
+//! check 3, §9).
 
-use super::{contradict, in_force};
+use super::{contradict, in_force, may_see};
 use crate::config::Config;
 use crate::lifecycle::Life;
 use crate::ops::Op;
@@ -23,9 +25,10 @@ pub(super) fn judge_supersessions(
 ) {
     let authority = |r: &Record| cfg.bounds.sources[r.source as usize];
     let mut bad = false;
+    let mut narrower = false;
     for x in superseded.iter() {
         let loser = pre.record(x);
-        let legit = winners.iter().any(|w| {
+        let legit = |w: RecordId| {
             if w == x {
                 return false;
             }
@@ -43,8 +46,14 @@ pub(super) fn judge_supersessions(
                 } => record == w && authority(winner) >= authority(loser),
                 _ => false,
             }
-        });
-        bad |= !legit;
+        };
+        bad |= !winners.iter().any(legit);
+        // I17: no record is superseded by a narrower one (scope non-interference (b)).
+        narrower |= winners.iter().any(legit)
+            && winners
+                .iter()
+                .filter(|&w| legit(w))
+                .all(|w| post.record(w).scope < loser.scope);
     }
     if let Op::Commit { .. } = op {
         for w in winners.iter().filter(|&w| in_force(post.record(w).life())) {
@@ -52,12 +61,16 @@ pub(super) fn judge_supersessions(
             bad |= pre.ids().any(|x| {
                 let rival = pre.record(x);
                 // Still in force when `w` was judged: not retracted in the step, and not
-                // superseded by a record of this commit judged before `w`.
-                let displaced_earlier = post.record(x).life() == Life::Superseded
-                    && winners
-                        .iter()
-                        .any(|v| v < w && contradict(post.record(v), rival));
+                // superseded (or sent to scope review) by a record of this commit judged
+                // before `w`.
+                let displaced_earlier =
+                    matches!(post.record(x).life(), Life::Superseded | Life::Quarantined)
+                        && winners
+                            .iter()
+                            .any(|v| v < w && contradict(post.record(v), rival));
+                // Revision 3 (a): only a rival the winner's writer may see is its rival.
                 in_force(rival.life())
+                    && may_see(winner.owner, rival)
                     && post.record(x).life() != Life::Revoked
                     && !displaced_earlier
                     && contradict(winner, rival)
@@ -68,6 +81,32 @@ pub(super) fn judge_supersessions(
     }
     if bad {
         post.ghost.violate(12);
+    }
+    if narrower {
+        post.ghost.violate(17);
+    }
+}
+
+/// Scope non-interference (c), judged: a record in force before the step and quarantined for
+/// scope review after it lies under a wider record committed in this step whose writer may not
+/// see it (another agent's Private record under a Shared or Public truth). Any other such move
+/// takes a truth out of force without a winner entitled to it (I12). The ghost remembers the
+/// record's own commit as the snapshot its review is judged against (I7 on a later keep).
+pub(super) fn judge_scope_reviews(winners: RecordSet, reviewed: RecordSet, post: &mut State) {
+    for x in reviewed.iter() {
+        let narrower = *post.record(x);
+        let entitled = winners.iter().any(|w| {
+            let winner = post.record(w);
+            // (The winner may itself have lost later in the same commit.)
+            w != x
+                && contradict(winner, &narrower)
+                && winner.scope > narrower.scope
+                && !may_see(winner.owner, &narrower)
+        });
+        if !entitled {
+            post.ghost.violate(12);
+        }
+        post.record_mut(x).ghost_review_seq = narrower.seq;
     }
 }
 
@@ -80,7 +119,8 @@ pub(super) fn remember_review_snapshots(pre: &State, agent: u8, post: &mut State
     for id in pre.ids() {
         let staged_here = pre.record(id).writer == Some(agent);
         let r = post.record_mut(id);
-        if staged_here && r.life() == Life::Quarantined && r.reason == Some(Reason::Review) {
+        let reviewed = matches!(r.reason, Some(Reason::Review | Reason::ScopeReview));
+        if staged_here && r.life() == Life::Quarantined && reviewed {
             r.ghost_review_seq = Some(tx.seq);
         }
     }
@@ -101,6 +141,7 @@ pub(super) fn judge_review_keep(pre: &State, id: RecordId, post: &mut State) {
         x != id
             && in_force(o.life())
             && contradict(kept, o)
+            && may_see(kept.owner, o)
             && o.seq.is_some_and(|s| s >= staged_from)
     });
     if stale {
@@ -128,6 +169,9 @@ pub(super) fn judge_commit(pre: &State, agent: u8, post: &mut State) {
             let o = pre.record(x);
             in_force(o.life())
                 && contradict(before, o)
+                // Revision 3.2: a rival its writer may see (scope non-interference (a)
+                // ignores the others by design).
+                && may_see(before.owner, o)
                 && o.seq.is_some_and(|s| s >= tx.seq)
                 // A rival that this same commit retracted (a descendant, read at a tentative
                 // level, of a record of this transaction aborted earlier in the commit) was no

@@ -25,7 +25,10 @@ pub use entry::observe_move;
 use action::judge_irreversible_call;
 use cascade::judge_retractions;
 use commit::{committed_in_step, judge_commits, judge_quarantine_reasons};
-use conflict::{judge_commit, judge_review_keep, judge_supersessions, remember_review_snapshots};
+use conflict::{
+    judge_commit, judge_review_keep, judge_scope_reviews, judge_supersessions,
+    remember_review_snapshots,
+};
 use entry::{judge_created, judge_entry_state};
 use reads::{begin_ghost_txn, forget_restaged, judge_reads};
 
@@ -75,6 +78,9 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
     // One pass over the records: which moved to Revoked or Superseded in this step. Most
     // steps move nothing, and then only the judges of commits can have work to do.
     let (mut retracted, mut superseded) = (RecordSet::EMPTY, RecordSet::EMPTY);
+    // Beliefs that left force for Quarantined: only scope review moves a belief so (a view
+    // is quarantined by cascade; a belief by cascade is Revoked).
+    let mut reviewed = RecordSet::EMPTY;
     for (id, (before, after)) in pre
         .records()
         .iter()
@@ -85,6 +91,9 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
             match after.life() {
                 Life::Revoked => retracted.insert(id as RecordId),
                 Life::Superseded => superseded.insert(id as RecordId),
+                Life::Quarantined if in_force(before.life()) && before.kind == Kind::Belief => {
+                    reviewed.insert(id as RecordId)
+                }
                 _ => {}
             }
         }
@@ -99,11 +108,12 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
     if let Op::CallTool { .. } = op {
         judge_entry_state(pre, op, RecordSet::EMPTY, post);
     }
-    if commits || !superseded.is_empty() {
+    if commits || !superseded.is_empty() || !reviewed.is_empty() {
         let committed = committed_in_step(pre, op, post);
         judge_entry_state(pre, op, committed, post);
         judge_commits(cfg, pre, committed, post);
         judge_supersessions(cfg, pre, op, committed, superseded, post);
+        judge_scope_reviews(committed, reviewed, post);
     }
     if !retracted.is_empty() {
         judge_retractions(retracted, post);
