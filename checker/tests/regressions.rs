@@ -23,10 +23,11 @@ fn every_regression_trace_replays_as_recorded_and_is_harmless_under_the_fixed_pr
     for harm in [
         "observations/rev2-lineage-I18",
         "isolation/rev2-lineage-I13",
+        "interference/rev2-scopes-I17",
     ] {
         assert!(
             files.iter().any(|f| f.to_string_lossy().contains(harm)),
-            "the regression {harm} (revision 3 step 2's harms) is missing"
+            "the regression {harm} (revision 3's harms) is missing"
         );
     }
     assert!(

@@ -57,7 +57,7 @@ pub fn examples(name: &str) -> &'static [&'static str] {
         "observations" => &["E1", "E2", "E4", "E6"],
         "isolation" => &["E1", "E2", "E3"],
         "scopes" => &["E1", "E6"],
-        "interference" => &["E1", "E5"],
+        "interference" => &["E1", "E4", "E5"],
         _ => ALL,
     }
 }
@@ -289,18 +289,21 @@ fn isolation_domain() -> Domain {
     })
 }
 
-/// `interference`: two agents, each able to write a Private (high), a Shared (mid) or a Public
-/// (the other mid source) belief on one slot, to call irreversibly in either tier, and to
-/// resolve reviews: every scope against every scope, two owners of Private records, a narrower
-/// record of higher authority against a wider one (scope review, `keep` refused while the wider
-/// rival stands), and the gate's condition 2 over what the caller may see (revision 3 step 3,
-/// scope non-interference).
+/// `interference`: two agents, each able to write a Private belief (from a mid or the high
+/// source), a Shared one (the other mid source) or a Public one (high) on one slot, to call
+/// irreversibly in either tier, and to resolve reviews: every scope against every scope, two
+/// owners of Private records, a narrower record of higher authority (or a correction from the
+/// same source) against a wider one (scope review, `keep` refused while the wider rival
+/// stands), and the gate's condition 2 over what the caller may see (revision 3 step 3, scope
+/// non-interference). The three shapes of its first version (step 3's gate part) are kept, so
+/// scenarios written against it still replay.
 fn interference_domain() -> Domain {
     focused(|d| {
         d.writes = vec![
+            shape(0, Confidence::High, Scope::Private),
             shape(2, Confidence::High, Scope::Private),
             shared(1),
-            shape(0, Confidence::High, Scope::Public),
+            shape(2, Confidence::High, Scope::Public),
         ];
         d.stage_kinds = vec![Kind::Belief];
         d.reviews = true;
