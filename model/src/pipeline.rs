@@ -128,8 +128,8 @@ pub fn hidden_narrower_rivals(cfg: &Config, state: &State, id: RecordId) -> Reco
         .collect()
 }
 
-/// The committed beliefs that contradict belief `id`, split into those its writer (the
-/// record's owner) is permitted to see and those it is not.
+/// The committed beliefs that contradict belief `id`, split into those its writer is
+/// permitted to see and those it is not.
 fn contradicting(state: &State, id: RecordId) -> (RecordSet, RecordSet) {
     let r = state.record(id);
     let (mut seen, mut hidden) = (RecordSet::EMPTY, RecordSet::EMPTY);
@@ -147,13 +147,20 @@ fn contradicting(state: &State, id: RecordId) -> (RecordSet, RecordSet) {
         if !o.validity.overlaps(r.validity) {
             // Decided (§6): values whose validity intervals do not overlap coexist.
             fire(Rule::PipeConflictDisjoint);
-        } else if permitted(r.owner, o) {
+        } else if permitted(writer(r), o) {
             seen.insert(x);
         } else {
             hidden.insert(x);
         }
     }
     (seen, hidden)
+}
+
+/// The writer of a record being judged: the agent whose transaction staged it (an adopted
+/// observation may be owned by another agent), or its owner when it is judged outside a
+/// transaction (`Resolve(keep)`).
+fn writer(r: &crate::record::Record) -> u8 {
+    r.writer.unwrap_or(r.owner)
 }
 
 /// Scope non-interference (b): would record `id` displace a rival in `displaced` that is wider

@@ -775,3 +775,20 @@ fn a_wider_record_displaces_a_narrower_one_it_may_see() {
         .expect_record(0, Life::Superseded, Some(Reason::SupersededByCorrection))
         .finish();
 }
+
+#[test]
+fn the_writer_of_an_adopted_record_is_the_adopting_agent() {
+    // Found by the random walks: a1 adopts its own Private observation r0 and a Shared one r1
+    // owned by a0, and commits both. r1's writer is a1, who may see r0: r0 is r1's rival and
+    // is superseded by authority, not sent to scope review as if a0 had written r1.
+    scenario("adopted records judged by their writer")
+        .step(observe(MID_A, 0, 1, Scope::Private, 1))
+        .step(observe(HIGH, 0, 0, Scope::Shared, 0))
+        .step(begin(1, Tier::Medium, Isolation::RawRead))
+        .step(adopt(1, 0))
+        .step(adopt(1, 1))
+        .step(commit(1))
+        .expect_record(0, Life::Superseded, Some(Reason::SupersededByAuthority))
+        .expect_record(1, Life::Committed, None)
+        .finish();
+}

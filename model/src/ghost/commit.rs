@@ -170,7 +170,7 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
         // Scope non-interference (revision 3, I17): a conflict outcome must follow from the
         // rivals the writer may see. One that only a rival hidden from the writer explains
         // reveals that rival; one that no rival explains is the conflict check's own error.
-        if let Some(seen_truth) = conflict_truth(&|o| may_see(r.owner, o)) {
+        if let Some(seen_truth) = conflict_truth(&|o| may_see(agent, o)) {
             if !seen_truth {
                 let any_truth = conflict_truth(&|_| true) == Some(true);
                 let property = match reason {
@@ -259,7 +259,7 @@ pub(super) fn earlier_check_failed(
             x != id
                 && rival_then
                 && contradict(r, now)
-                && may_see(r.owner, now)
+                && may_see(agent, now)
                 && (stale
                     || authority(cfg, now) > authority(cfg, r)
                     || (authority(cfg, now) == authority(cfg, r) && now.source != r.source))
@@ -276,7 +276,7 @@ pub(super) fn earlier_check_failed(
                 && in_force(was.life())
                 && was.life() == now.life()
                 && contradict(r, now)
-                && may_see(r.owner, now)
+                && may_see(agent, now)
                 && now.scope > r.scope
                 && (theirs < mine || (theirs == mine && now.source == r.source))
         })

@@ -55,7 +55,7 @@ pub(super) fn judge_supersessions(
                 .filter(|&w| legit(w))
                 .all(|w| post.record(w).scope < loser.scope);
     }
-    if let Op::Commit { .. } = op {
+    if let Op::Commit { agent } = *op {
         for w in winners.iter().filter(|&w| in_force(post.record(w).life())) {
             let winner = post.record(w);
             bad |= pre.ids().any(|x| {
@@ -70,7 +70,7 @@ pub(super) fn judge_supersessions(
                             .any(|v| v < w && contradict(post.record(v), rival));
                 // Revision 3 (a): only a rival the winner's writer may see is its rival.
                 in_force(rival.life())
-                    && may_see(winner.owner, rival)
+                    && may_see(agent, rival)
                     && post.record(x).life() != Life::Revoked
                     && !displaced_earlier
                     && contradict(winner, rival)
@@ -92,16 +92,27 @@ pub(super) fn judge_supersessions(
 /// see it (another agent's Private record under a Shared or Public truth). Any other such move
 /// takes a truth out of force without a winner entitled to it (I12). The ghost remembers the
 /// record's own commit as the snapshot its review is judged against (I7 on a later keep).
-pub(super) fn judge_scope_reviews(winners: RecordSet, reviewed: RecordSet, post: &mut State) {
+pub(super) fn judge_scope_reviews(
+    op: &Op,
+    winners: RecordSet,
+    reviewed: RecordSet,
+    post: &mut State,
+) {
     for x in reviewed.iter() {
         let narrower = *post.record(x);
         let entitled = winners.iter().any(|w| {
             let winner = post.record(w);
+            // The winner's writer: the committing agent (an adopted record may be owned by
+            // another), or the kept record's owner.
+            let writer = match *op {
+                Op::Commit { agent } => agent,
+                _ => winner.owner,
+            };
             // (The winner may itself have lost later in the same commit.)
             w != x
                 && contradict(winner, &narrower)
                 && winner.scope > narrower.scope
-                && !may_see(winner.owner, &narrower)
+                && !may_see(writer, &narrower)
         });
         if !entitled {
             post.ghost.violate(12);
@@ -171,7 +182,7 @@ pub(super) fn judge_commit(pre: &State, agent: u8, post: &mut State) {
                 && contradict(before, o)
                 // Revision 3.2: a rival its writer may see (scope non-interference (a)
                 // ignores the others by design).
-                && may_see(before.owner, o)
+                && may_see(agent, o)
                 && o.seq.is_some_and(|s| s >= tx.seq)
                 // A rival that this same commit retracted (a descendant, read at a tentative
                 // level, of a record of this transaction aborted earlier in the commit) was no

@@ -113,7 +113,7 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         judge_entry_state(pre, op, committed, post);
         judge_commits(cfg, pre, committed, post);
         judge_supersessions(cfg, pre, op, committed, superseded, post);
-        judge_scope_reviews(committed, reviewed, post);
+        judge_scope_reviews(op, committed, reviewed, post);
     }
     if !retracted.is_empty() {
         judge_retractions(retracted, post);
