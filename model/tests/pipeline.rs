@@ -633,6 +633,11 @@ fn a_rival_retracted_earlier_in_the_same_commit_is_not_overridden() {
 
 // ---- revision 3, scope non-interference (§6 (a)-(c)), each harm replayed both ways -------------
 
+/// `Resolve(keep)`'s refusal while a wider rival stands (revision 3, scope non-interference (b)).
+fn keep_refused_for_a_wider_rival() -> memtx_model::ops::Refusal {
+    memtx_model::ops::Refusal::Disabled(memtx_model::rules::Rule::EnKeepWiderRival.statement())
+}
+
 /// Agent 0's Shared belief (slot 0 = v0, mid source B) is committed: the shared truth.
 fn shared_truth(variant: Variant) -> Scenario {
     scenario("a shared truth")
@@ -656,12 +661,7 @@ fn a_private_record_never_displaces_a_shared_truth() {
         .step(commit(1))
         .expect_record(0, Life::Committed, None)
         .expect_record(1, Life::Quarantined, Some(Reason::ScopeReview))
-        .refused(
-            resolve(1, true),
-            memtx_model::ops::Refusal::Disabled(
-                memtx_model::rules::Rule::EnKeepWiderRival.statement(),
-            ),
-        )
+        .refused(resolve(1, true), keep_refused_for_a_wider_rival())
         .step(resolve(1, false))
         .expect_life(1, Life::Revoked)
         .finish();
@@ -681,61 +681,35 @@ fn a_private_record_never_displaces_a_shared_truth() {
 }
 
 #[test]
-fn a_hidden_rival_neither_aborts_nor_outranks_and_is_sent_to_review() {
-    // (a) and (c): agent 1 holds a Private high-authority belief; agent 0, who may not see it,
-    // writes a Shared one. The hidden record does not abort it (the abort would reveal it);
-    // the Shared record commits and the narrower hidden one goes to its owner's review, so
-    // that agent 1 too sees one truth.
-    let path = |variant| {
-        scenario("hidden higher-authority rival")
-            .variant(variant)
-            .step(begin_medium(1))
-            .step(belief(1, 0, 1).source(HIGH).private())
-            .step(commit(1))
-            .step(begin_medium(0))
-            .step(belief(0, 0, 0).source(MID_B))
-    };
-    path(Variant::Memtx)
-        .step(commit(0))
-        .expect_record(0, Life::Quarantined, Some(Reason::ScopeReview))
-        .expect_record(1, Life::Committed, None)
-        .refused(
-            resolve(0, true),
-            memtx_model::ops::Refusal::Disabled(
-                memtx_model::rules::Rule::EnKeepWiderRival.statement(),
-            ),
-        )
-        .finish();
-    let s = path(Variant::Rev2Scopes)
-        .without_invariants()
-        .step(commit(0));
-    assert_eq!(s.state().record(1).reason, Some(Reason::Outranked));
-    assert_eq!(s.violations(), vec!["I17"]);
-}
-
-#[test]
-fn a_hidden_equal_rival_sends_nothing_to_review() {
-    // (a): an equal-authority rival of another source that the writer may not see does not
-    // send its write to review.
-    let path = |variant| {
-        scenario("hidden equal-authority rival")
-            .variant(variant)
-            .step(begin_medium(1))
-            .step(belief(1, 0, 1).source(MID_A).private())
-            .step(commit(1))
-            .step(begin_medium(0))
-            .step(belief(0, 0, 0).source(MID_B))
-    };
-    path(Variant::Memtx)
-        .step(commit(0))
-        .expect_record(0, Life::Quarantined, Some(Reason::ScopeReview))
-        .expect_record(1, Life::Committed, None)
-        .finish();
-    let s = path(Variant::Rev2Scopes)
-        .without_invariants()
-        .step(commit(0));
-    assert_eq!(s.state().record(1).reason, Some(Reason::Review));
-    assert_eq!(s.violations(), vec!["I17"]);
+fn a_hidden_rival_neither_aborts_outranks_nor_reviews_and_is_sent_to_review() {
+    // (a) and (c): agent 1 holds a Private belief; agent 0, who may not see it, writes a Shared
+    // one. Whether the hidden record has higher authority (revision 2 aborts the write as
+    // outranked) or equal authority from another source (revision 2 sends it to review), the
+    // outcome would reveal it. Instead the Shared record commits and the narrower hidden one
+    // goes to its owner's review, so that agent 1 too sees one truth; its owner may not keep
+    // it while the wider record stands.
+    for (source, revealing) in [(HIGH, Reason::Outranked), (MID_A, Reason::Review)] {
+        let path = |variant| {
+            scenario("hidden rival")
+                .variant(variant)
+                .step(begin_medium(1))
+                .step(belief(1, 0, 1).source(source).private())
+                .step(commit(1))
+                .step(begin_medium(0))
+                .step(belief(0, 0, 0).source(MID_B))
+        };
+        path(Variant::Memtx)
+            .step(commit(0))
+            .expect_record(0, Life::Quarantined, Some(Reason::ScopeReview))
+            .expect_record(1, Life::Committed, None)
+            .refused(resolve(0, true), keep_refused_for_a_wider_rival())
+            .finish();
+        let s = path(Variant::Rev2Scopes)
+            .without_invariants()
+            .step(commit(0));
+        assert_eq!(s.state().record(1).reason, Some(revealing));
+        assert_eq!(s.violations(), vec!["I17"]);
+    }
 }
 
 #[test]
