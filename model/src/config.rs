@@ -306,6 +306,12 @@ pub struct Domain {
     pub revocations: bool,
     /// Enumerate `Resolve` of review quarantines.
     pub reviews: bool,
+    /// Enumerate `Read` (revision 3): serving a visible record to an agent.
+    #[serde(default)]
+    pub reads: bool,
+    /// Enumerate `EndSession` (revision 3): clearing an agent's context.
+    #[serde(default)]
+    pub sessions: bool,
     /// How operations are proposed (default: filtered).
     #[serde(default)]
     pub enumeration: Enumeration,

@@ -48,6 +48,12 @@ pub fn record_row(id: u8, r: &Record) -> String {
     if r.pending_revocation {
         extra.push_str(" PENDING-REVOCATION");
     }
+    if !r.implicit.is_empty() {
+        let _ = write!(extra, " implicit={:?}", r.implicit);
+    }
+    if let Some(o) = r.observed {
+        let _ = write!(extra, " observed={o}");
+    }
     if !r.doubted_at_execution.is_empty() {
         let _ = write!(extra, " doubted-at-exec={:?}", r.doubted_at_execution);
     }
@@ -84,6 +90,11 @@ impl fmt::Debug for State {
                     "  txn a{agent}: {:?} {:?} snapshot={:?} snapshot_seq={}",
                     tx.tier, tx.isolation, tx.snapshot, tx.snapshot_seq
                 )?;
+            }
+        }
+        for (agent, context) in self.contexts().iter().enumerate() {
+            if !context.is_empty() {
+                writeln!(f, "  context a{agent}: {context:?}")?;
             }
         }
         for id in self.ids() {
@@ -182,6 +193,8 @@ pub fn op_line(op: &Op) -> String {
             "Resolve r{record} {}",
             if *keep { "keep" } else { "reject" }
         ),
+        Op::Read { agent, record } => format!("a{agent} Read r{record}"),
+        Op::EndSession { agent } => format!("a{agent} EndSession"),
     }
 }
 

@@ -43,6 +43,7 @@ pub mod packed;
 pub mod pipeline;
 pub mod presets;
 pub mod properties;
+pub mod provenance;
 pub mod record;
 pub mod rules;
 pub mod state;

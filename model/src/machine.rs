@@ -132,6 +132,9 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
     let every = state.ids().collect::<RecordSet>();
     for agent in 0..b.agents {
         let open = state.txn(agent).is_some();
+        if d.sessions && (wide || (!open && !state.context(agent).is_empty())) {
+            out.push(Op::EndSession { agent });
+        }
         if wide || !open {
             // A harness (or a careless agent) may ask for any level: low and medium tiers
             // at the domain's levels (a bound on what they read), external-action at every
@@ -183,6 +186,19 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
             for id in readable.iter() {
                 if wide || state.record(id).life() == Life::Raw {
                     out.push(Op::Adopt { agent, record: id });
+                }
+            }
+        }
+        // A record already in the agent's context is not proposed again: serving it twice
+        // changes nothing.
+        if d.reads {
+            let context = state.context(agent);
+            for id in state.ids() {
+                let new = !context.contains(id)
+                    && !state.record(id).kind.is_action()
+                    && visible(cfg, state, agent, id);
+                if wide || new {
+                    out.push(Op::Read { agent, record: id });
                 }
             }
         }

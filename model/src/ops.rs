@@ -10,6 +10,7 @@ use crate::evidence::Confidence;
 use crate::gate::{self, GateBlock};
 use crate::lifecycle::{IllegalMove, Life};
 use crate::pipeline::{self, CommitContext, Verdict};
+use crate::provenance;
 use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet, Scope, Validity, FOREVER};
 use crate::rules::{fire, Rule};
 use crate::state::State;
@@ -112,6 +113,19 @@ pub enum Op {
     Rebuild {
         /// The view.
         view: RecordId,
+    },
+    /// Serve a visible record to the agent (revision 3): it joins the transaction's read set
+    /// and the agent's context.
+    Read {
+        /// Agent.
+        agent: u8,
+        /// The record.
+        record: RecordId,
+    },
+    /// End the agent's session (revision 3): its context is cleared.
+    EndSession {
+        /// Agent.
+        agent: u8,
     },
     /// The reviewer's verdict on an equal-authority conflict, or on a scope review.
     Resolve {
@@ -231,6 +245,8 @@ pub fn apply(cfg: &Config, state: &mut State, op: &Op) -> Applied {
         Op::Revalidate { record } => revalidate(state, record),
         Op::Rebuild { view } => rebuild(state, view),
         Op::Resolve { record, keep } => resolve(cfg, state, record, keep),
+        Op::Read { agent, record } => read(cfg, state, agent, record),
+        Op::EndSession { agent } => end_session(cfg, state, agent),
     }
 }
 
@@ -370,26 +386,38 @@ fn stage(cfg: &Config, state: &mut State, agent: u8, record: Record) -> Applied 
         record.validity.from < record.validity.until,
         "empty validity interval",
     )?;
-    open_txn(cfg, state, agent, Rule::EnStageNoTxn)?;
+    let tx = open_txn(cfg, state, agent, Rule::EnStageNoTxn)?;
     free_record(cfg, state, Rule::EnStageFree)?;
     require(
         !record.kind.is_view() || !record.parents.is_empty(),
         Rule::EnStageViewParent,
     )?;
     parents_readable(cfg, state, agent, record.parents)?;
-    state.push_record(record);
+    // The middleware labels the record with what its writer holds (revision 3, §4).
+    let id = state.push_record(Record {
+        implicit: state.context(agent),
+        ..record
+    });
+    let observed = provenance::observation(state, id, snapshot_seq(cfg, state, &tx));
+    state.record_mut(id).observed = observed;
+    provenance::serve(state, agent, record.parents.union(RecordSet::single(id)));
     fire(Rule::OpStage);
     Ok(())
 }
 
 fn adopt(cfg: &Config, state: &mut State, agent: u8, id: RecordId) -> Applied {
-    open_txn(cfg, state, agent, Rule::EnAdoptNoTxn)?;
+    let tx = open_txn(cfg, state, agent, Rule::EnAdoptNoTxn)?;
     record_ok(state, id)?;
     require(state.record(id).life() == Life::Raw, Rule::EnAdoptNotRaw)?;
     require(visible(cfg, state, agent, id), Rule::EnAdoptNotVisible)?;
     state.move_record(id, Life::Tentative)?;
-    state.record_mut(id).writer = Some(agent);
+    // Its content is itself (what the tool returned), observed at the adopting snapshot.
+    let observed = snapshot_seq(cfg, state, &tx);
+    let r = state.record_mut(id);
+    r.writer = Some(agent);
+    r.observed = Some(observed);
     forget_in_snapshots(state, id);
+    provenance::serve(state, agent, RecordSet::single(id));
     fire(Rule::OpAdopt);
     Ok(())
 }
@@ -571,6 +599,8 @@ fn call_tool(
         effect: Some(Effect::Executed),
         ..Record::default()
     });
+    // An executed call was served its support; a blocked one served nothing (revision 3.2).
+    provenance::serve(state, agent, support);
     fire(if reversible {
         Rule::OpCallReversible
     } else {
@@ -609,6 +639,8 @@ fn restage(state: &mut State, id: RecordId, rule: Rule) -> Applied {
     r.reason = None;
     r.review_seq = None;
     forget_in_snapshots(state, id);
+    // It is the owner's staging again (it keeps its labels: content and observation).
+    provenance::serve(state, owner, RecordSet::single(id));
     Ok(())
 }
 
@@ -643,9 +675,37 @@ fn rebuild(state: &mut State, view: RecordId) -> Applied {
         .filter(|&p| state.record(p).life().is_active())
         .collect();
     require(!surviving.is_empty(), Rule::EnRebuildNoParent)?;
+    let dropped = RecordSet(v.parents.0 & !surviving.0);
     restage(state, view, Rule::EnRebuildNoTxn)?;
-    state.record_mut(view).parents = surviving;
+    // A rebuilt view keeps the content it had (revision 3.2, §4): what it dropped as parents
+    // it still carries as implicit provenance.
+    let v = state.record_mut(view);
+    v.parents = surviving;
+    v.implicit = v.implicit.union(dropped);
     fire(Rule::OpRebuild);
+    Ok(())
+}
+
+fn read(cfg: &Config, state: &mut State, agent: u8, id: RecordId) -> Applied {
+    open_txn(cfg, state, agent, Rule::EnReadNoTxn)?;
+    record_ok(state, id)?;
+    all_parts(&[
+        (visible(cfg, state, agent, id), Rule::EnReadNotVisible),
+        (!state.record(id).kind.is_action(), Rule::EnReadAction),
+    ])?;
+    provenance::serve(state, agent, RecordSet::single(id));
+    fire(Rule::OpRead);
+    Ok(())
+}
+
+fn end_session(cfg: &Config, state: &mut State, agent: u8) -> Applied {
+    agent_ok(cfg, agent)?;
+    all_parts(&[
+        (state.txn(agent).is_none(), Rule::EnEndSessionTxnOpen),
+        (!state.context(agent).is_empty(), Rule::EnEndSessionEmpty),
+    ])?;
+    state.set_context(agent, RecordSet::EMPTY);
+    fire(Rule::OpEndSession);
     Ok(())
 }
 

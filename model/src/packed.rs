@@ -1,8 +1,9 @@
 //! A compact, canonical byte encoding of [`State`] for explorers' frontiers and exact mode.
 //!
 //! Layout: `clock, next_seq, len`, the ghost's verdicts ([`VERDICT_BYTES`], sized by the property
-//! table), then per used record 20 bytes, then a presence mask
-//! of transactions and 5 bytes per open one, then 2 bytes of rollback log per used record, then
+//! table), then per used record 23 bytes, then a presence mask
+//! of transactions and 5 bytes per open one, then a mask of the agents whose context is not
+//! empty and 2 bytes per such context, then 2 bytes of rollback log per used record, then
 //! the *ghost trailer*: a count and 7 bytes per ghost field that differs from the protocol field
 //! it mirrors. The ghost's copy of a transaction and of a record's review snapshot equal the
 //! protocol's in every state a correct protocol reaches, so the trailer is one zero byte there;
@@ -69,7 +70,7 @@ const REASONS: [Reason; 19] = [
 ];
 
 /// Bytes per packed record.
-const RECORD_BYTES: usize = 20;
+const RECORD_BYTES: usize = 23;
 /// Bytes per packed open transaction.
 const TXN_BYTES: usize = 5;
 /// Bytes per entry of the ghost trailer.
@@ -79,13 +80,15 @@ const GHOST_RECORD: u8 = 0;
 const GHOST_TXN: u8 = 1;
 /// Bytes of the header (`clock, next_seq, len`, then the ghost's verdicts).
 const HEADER_BYTES: usize = 3 + VERDICT_BYTES;
-/// Length of the encoding of a state with `records` records, `open` open transactions and
-/// `exceptions` ghost fields that differ from their protocol mirror.
-fn packed_len(records: usize, open: usize, exceptions: usize) -> usize {
+/// Length of the encoding of a state with `records` records, `open` open transactions,
+/// `contexts` non-empty contexts and `exceptions` ghost fields that differ from their protocol
+/// mirror.
+fn packed_len(records: usize, open: usize, contexts: usize, exceptions: usize) -> usize {
     HEADER_BYTES
         + (RECORD_BYTES + 2) * records
-        + 2
+        + 3
         + TXN_BYTES * open
+        + 2 * contexts
         + GHOST_ENTRY_BYTES * exceptions
 }
 
@@ -170,6 +173,7 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
     let [kind, slot, value, source, confidence, owner, scope, p0, p1, from, until] =
         created_bytes(r);
     let [d0, d1] = r.doubted_at_execution.0.to_le_bytes();
+    let [i0, i1] = r.implicit.0.to_le_bytes();
     [
         kind,
         slot,
@@ -191,6 +195,9 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
         d0,
         d1,
         opt(r.review_seq),
+        i0,
+        i1,
+        opt(r.observed),
     ]
 }
 
@@ -227,6 +234,8 @@ fn unpack_record(b: &[u8; RECORD_BYTES], r: &mut Record) -> Option<()> {
     };
     r.doubted_at_execution = RecordSet(u16::from_le_bytes([b[17], b[18]]));
     r.review_seq = from_opt(b[19]);
+    r.implicit = RecordSet(u16::from_le_bytes([b[20], b[21]]));
+    r.observed = from_opt(b[22]);
     // The ghost's copy mirrors it unless the ghost trailer says otherwise.
     r.ghost_review_seq = r.review_seq;
     Some(())
@@ -244,11 +253,25 @@ impl State {
             .iter()
             .enumerate()
             .fold(0u8, |m, (i, t)| m | ((t.is_some() as u8) << i));
+        let contexts = self.contexts();
+        let cmask = contexts
+            .iter()
+            .enumerate()
+            .fold(0u8, |m, (i, c)| m | ((!c.is_empty() as u8) << i));
         let len = self.len();
         let start = out.len();
         // Written as if every ghost field mirrored its protocol field (the trailer count is the
         // last byte, 0); the rare exceptions are appended afterwards and the count patched.
-        out.resize(start + packed_len(len, mask.count_ones() as usize, 0), 0);
+        out.resize(
+            start
+                + packed_len(
+                    len,
+                    mask.count_ones() as usize,
+                    cmask.count_ones() as usize,
+                    0,
+                ),
+            0,
+        );
         let mut w = Writer(&mut out[start..]);
         w.put([self.clock, self.next_seq, len as u8]);
         w.put(self.ghost.violated.to_bytes());
@@ -274,6 +297,10 @@ impl State {
                 }
                 (None, g) => parted |= g.is_some(),
             }
+        }
+        w.put([cmask]);
+        for c in contexts.iter().filter(|c| !c.is_empty()) {
+            w.put(c.0.to_le_bytes());
         }
         for id in self.ids() {
             let a = self.audit(id);
@@ -337,8 +364,13 @@ impl State {
         }
         let (&mask, after_mask) = rest.get(RECORD_BYTES * len..)?.split_first()?;
         let open = mask.count_ones() as usize;
-        let &exceptions = after_mask.get(TXN_BYTES * open + 2 * len)?;
-        if mask >> MAX_AGENTS != 0 || bytes.len() != packed_len(len, open, exceptions as usize) {
+        let &cmask = after_mask.get(TXN_BYTES * open)?;
+        let contexts = cmask.count_ones() as usize;
+        let &exceptions = after_mask.get(TXN_BYTES * open + 1 + 2 * contexts + 2 * len)?;
+        if mask >> MAX_AGENTS != 0
+            || cmask >> MAX_AGENTS != 0
+            || bytes.len() != packed_len(len, open, contexts, exceptions as usize)
+        {
             return None;
         }
         self.clock = clock;
@@ -353,9 +385,30 @@ impl State {
             unpack_record(b.try_into().ok()?, r)?;
         }
         let (txn_bytes, rest) = rest[1..].split_at(TXN_BYTES * open);
+        let (context_bytes, rest) = rest[1..].split_at(2 * contexts);
         let (log_bytes, trailer) = rest.split_at(2 * len);
+        let mut context_bytes = context_bytes.chunks_exact(2);
+        let mut decoded = [RecordSet::EMPTY; MAX_AGENTS];
+        for (agent, slot) in decoded.iter_mut().enumerate() {
+            let context = if cmask & (1 << agent) == 0 {
+                RecordSet::EMPTY
+            } else {
+                let &[c0, c1] = context_bytes.next()? else {
+                    return None;
+                };
+                let c = RecordSet(u16::from_le_bytes([c0, c1]));
+                if c.is_empty() {
+                    return None;
+                }
+                c
+            };
+            *slot = context;
+        }
         for (entry, b) in log.iter_mut().zip(log_bytes.chunks_exact(2)) {
             *entry = AuditEntry::from_parts(b[0], from_opt(b[1]));
+        }
+        for (agent, context) in decoded.into_iter().enumerate() {
+            self.set_context(agent as u8, context);
         }
         let mut txn_bytes = txn_bytes.chunks_exact(TXN_BYTES);
         for agent in 0..MAX_AGENTS as u8 {

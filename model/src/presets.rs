@@ -25,6 +25,7 @@ pub const PRESETS: &[&str] = &[
     "isolation",
     "scopes",
     "interference",
+    "provenance",
 ];
 
 /// One preset of the suite (docs/protocol.md §1, revision 2): its name, what it is for, and
@@ -58,6 +59,7 @@ pub fn examples(name: &str) -> &'static [&'static str] {
         "isolation" => &["E1", "E2", "E3"],
         "scopes" => &["E1", "E6"],
         "interference" => &["E1", "E4", "E5"],
+        "provenance" => &["E3"],
         _ => ALL,
     }
 }
@@ -112,6 +114,11 @@ pub const SUITE: &[SuiteEntry] = &[
         focus: "two agents' Private, Shared and Public writes on one slot; external-action calls",
         quick: true,
     },
+    SuiteEntry {
+        name: "provenance",
+        focus: "Read and EndSession: what each agent holds, transcribed across transactions",
+        quick: true,
+    },
 ];
 
 /// Does preset `name` run with symmetry reduction (interchangeable agents) unless the user
@@ -160,6 +167,7 @@ pub fn preset(name: &str, variant: Variant) -> Option<Config> {
         "isolation" => (bounds(2, 3, 0), isolation_domain()),
         "scopes" => (bounds(1, 3, 0), scopes_domain()),
         "interference" => (bounds(2, 3, 0), interference_domain()),
+        "provenance" => (bounds(2, 3, 0), provenance_domain()),
         _ => return None,
     };
     Some(Config {
@@ -198,6 +206,8 @@ fn focused(f: impl FnOnce(&mut Domain)) -> Domain {
         reversible_calls: false,
         revocations: false,
         reviews: false,
+        reads: false,
+        sessions: false,
         enumeration: Enumeration::Wide,
     };
     f(&mut d);
@@ -310,6 +320,21 @@ fn interference_domain() -> Domain {
     })
 }
 
+/// `provenance`: two agents that read what they may see, end their sessions, and write a
+/// Private belief (mid source) or a Shared one (the other mid source) on one slot, at
+/// committed-read or raw-read: content carried from one transaction of a session into the
+/// next, a Private record transcribed into a Shared one, a stale write retried (revision 3
+/// step 4, provenance follows content).
+fn provenance_domain() -> Domain {
+    focused(|d| {
+        d.writes = vec![shape(0, Confidence::High, Scope::Private), shared(1)];
+        d.tiers = vec![Tier::Medium];
+        d.support = 0;
+        d.reads = true;
+        d.sessions = true;
+    })
+}
+
 /// `scopes`: Private, Shared and Public writes and views, and their inheritance.
 fn scopes_domain() -> Domain {
     focused(|d| {
@@ -356,6 +381,8 @@ fn quick_domain() -> Domain {
         reversible_calls: true,
         revocations: true,
         reviews: true,
+        reads: false,
+        sessions: false,
         enumeration: Enumeration::Filtered,
     }
 }
@@ -383,6 +410,8 @@ fn full_domain(sources: usize) -> Domain {
         reversible_calls: true,
         revocations: true,
         reviews: true,
+        reads: true,
+        sessions: true,
         enumeration: Enumeration::Filtered,
     }
 }

@@ -300,6 +300,17 @@ pub struct Record {
     /// the transaction's snapshot (never read by the protocol).
     #[serde(default)]
     pub ghost_review_seq: Option<u8>,
+    /// The middleware's label (revision 3, docs/protocol.md §4): its writer's context when it
+    /// was staged, what it may transcribe without declaring it (empty for observations,
+    /// adopted records and tool actions; a rebuilt view adds the parents it dropped, so it
+    /// keeps its content).
+    #[serde(default)]
+    pub implicit: RecordSet,
+    /// The middleware's label (revision 3.2, docs/protocol.md §6 (iii)): the commit sequence
+    /// number of the observation of what a staged belief asserts; kept when it is restaged.
+    /// `None` for raw observations not yet adopted, views and tool actions.
+    #[serde(default)]
+    pub observed: Option<u8>,
 }
 
 impl Record {

@@ -175,6 +175,10 @@ rules! {
         "Resolve(keep) commits a reviewed record and supersedes the rivals it wins against";
     OpResolveReject = "op.resolve-reject", Operation, "§5", "ops::resolve", ["I2"],
         "Resolve(reject) revokes a reviewed record and cascades";
+    OpRead = "op.read", Operation, "§5", "ops::read", ["I5"],
+        "Read (revision 3) serves a visible record to the agent: it joins the transaction's read set and the agent's context";
+    OpEndSession = "op.end-session", Operation, "§5", "ops::end_session", [],
+        "EndSession (revision 3) clears the agent's context: a new session, the prompt is gone";
 
     // §5 enabling conditions: each part fires when it refuses the operation.
     EnTickBound = "enable.tick.clock-bound", Enabling, "§5", "ops::tick", [],
@@ -255,6 +259,16 @@ rules! {
         "keep: a rival of higher authority stands";
     EnKeepWiderRival = "enable.keep.wider-rival", Enabling, "§5", "ops::keep_refusals", ["I17"],
         "keep (revision 3): a rival wider in scope stands; to contest a shared truth, write a record as wide";
+    EnReadNoTxn = "enable.read.no-txn", Enabling, "§5", "ops::open_txn", [],
+        "the agent has no open transaction to read in";
+    EnReadNotVisible = "enable.read.not-visible", Enabling, "§4", "ops::read", ["I5"],
+        "the record is not visible to the transaction";
+    EnReadAction = "enable.read.action", Enabling, "§2", "ops::read", [],
+        "a tool action is an effect, not content to read";
+    EnEndSessionTxnOpen = "enable.end-session.txn-open", Enabling, "§5", "ops::end_session", [],
+        "the agent has an open transaction (a session ends between transactions)";
+    EnEndSessionEmpty = "enable.end-session.empty", Enabling, "§5", "ops::end_session", [],
+        "the agent's context is already empty";
 
     // §6 the commit pipeline.
     PipeEvidenceFail = "pipe.evidence.fail", Pipeline, "§6.1", "pipeline::check_evidence", ["I10"],

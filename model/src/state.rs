@@ -194,6 +194,9 @@ pub struct State {
     records: [Record; MAX_RECORDS],
     txns: [Option<Txn>; MAX_AGENTS],
     log: [AuditEntry; MAX_RECORDS],
+    /// Each agent's context (revision 3, docs/protocol.md §4): every record served to it since
+    /// its session began (index = agent).
+    contexts: [RecordSet; MAX_AGENTS],
     /// History (ghost) variables.
     pub ghost: Ghost,
 }
@@ -228,6 +231,7 @@ impl Clone for State {
             self.log = source.log;
         }
         self.txns = source.txns;
+        self.contexts = source.contexts;
         self.clock = source.clock;
         self.next_seq = source.next_seq;
         self.len = source.len;
@@ -261,6 +265,7 @@ impl Default for State {
             records: [Record::default(); MAX_RECORDS],
             txns: [None; MAX_AGENTS],
             log: [AuditEntry::default(); MAX_RECORDS],
+            contexts: [RecordSet::EMPTY; MAX_AGENTS],
             ghost: Ghost::default(),
         }
     }
@@ -372,6 +377,19 @@ impl State {
     pub fn txns(&self) -> &[Option<Txn>; MAX_AGENTS] {
         &self.txns
     }
+    /// The context of `agent` (revision 3, docs/protocol.md §4): every record served to it
+    /// since its session began.
+    pub fn context(&self, agent: u8) -> RecordSet {
+        self.contexts[agent as usize]
+    }
+    /// Sets the context of `agent` (serving records adds to it; `EndSession` clears it).
+    pub fn set_context(&mut self, agent: u8, context: RecordSet) {
+        self.contexts[agent as usize] = context;
+    }
+    /// Every agent's context (index = agent).
+    pub fn contexts(&self) -> &[RecordSet; MAX_AGENTS] {
+        &self.contexts
+    }
     /// Records staged by `agent`'s open transaction (writer = agent), ascending.
     pub fn staged_by(&self, agent: u8) -> RecordSet {
         self.ids_where(|r| r.writer == Some(agent))
@@ -431,6 +449,7 @@ impl State {
         for (old, &new) in perm.iter().enumerate() {
             out.txns[new as usize] = self.txns[old];
             out.ghost.txns[new as usize] = self.ghost.txns[old];
+            out.contexts[new as usize] = self.contexts[old];
         }
         for r in &mut out.records[..self.len as usize] {
             r.owner = perm[r.owner as usize];

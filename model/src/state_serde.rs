@@ -12,6 +12,7 @@
 //!   "records": [ { "kind": "belief", "slot": 0, "value": 1, "...": "...", "life": "Committed" } ],
 //!   "txns": [ null, { "tier": "medium", "isolation": "committed-read", "snapshot": [0], "snapshot_seq": 1 }, null, null ],
 //!   "log": [ { "repairs": [], "cause": null } ],
+//!   "contexts": [ [0], [], [], [] ],
 //!   "ghost_violated": []
 //! }
 //! ```
@@ -22,6 +23,8 @@
 //!   transaction.
 //! * `log`: one rollback-log entry per record (same positions as `records`): the repair kinds
 //!   logged for it and the retracted record that caused the latest one.
+//! * `contexts`: one entry per agent slot: the records served to the agent since its session
+//!   began (revision 3; absent in older traces: all empty).
 //! * `ghost_violated`: the numbers `n` of the history properties `In` some step has violated.
 //!
 //! Reading is **validated**: a state that the model could not hold (more than [`MAX_RECORDS`]
@@ -54,6 +57,7 @@ struct CompactRef<'a> {
     records: &'a [Record],
     txns: &'a [Option<Txn>],
     log: Vec<LogEntry>,
+    contexts: &'a [RecordSet],
     ghost_violated: Vec<u8>,
     ghost_txns: &'a [Option<GhostTxn>],
 }
@@ -67,6 +71,9 @@ struct CompactOwned {
     records: Vec<Record>,
     txns: Vec<Option<Txn>>,
     log: Vec<LogEntry>,
+    /// Absent in traces written before revision 3: every context empty.
+    #[serde(default)]
+    contexts: Vec<RecordSet>,
     ghost_violated: Vec<u8>,
     /// Absent in traces written before revision 2: no ghost transaction.
     #[serde(default)]
@@ -92,6 +99,7 @@ impl Serialize for State {
             records: self.records(),
             txns: self.txns(),
             log,
+            contexts: self.contexts(),
             ghost_violated,
             ghost_txns: &self.ghost.txns,
         }
@@ -153,6 +161,11 @@ impl CompactOwned {
                     MAX_AGENTS - 1
                 ));
             }
+            if let Some(x) = first_at_or_above(record.implicit, n) {
+                return Err(format!(
+                    "record r{i}'s implicit provenance names r{x}, which does not exist ({n} records)"
+                ));
+            }
             if let Some(w) = record.writer.filter(|&w| w as usize >= MAX_AGENTS) {
                 return Err(format!(
                     "record r{i} is staged by agent a{w}; agents are a0..a{}",
@@ -191,6 +204,20 @@ impl CompactOwned {
                     ));
                 }
             }
+        }
+        if self.contexts.len() > MAX_AGENTS {
+            return Err(format!(
+                "\"contexts\" has {} agent slots; at most {MAX_AGENTS} are possible",
+                self.contexts.len()
+            ));
+        }
+        for (agent, context) in self.contexts.into_iter().enumerate() {
+            if let Some(id) = first_at_or_above(context, n) {
+                return Err(format!(
+                    "the context of agent a{agent} names r{id}, which does not exist ({n} records)"
+                ));
+            }
+            state.set_context(agent as u8, context);
         }
         if self.ghost_txns.len() > MAX_AGENTS {
             return Err(format!(

@@ -65,7 +65,8 @@ fn check_filter_is_implied(name: &str, variant: Variant, limit: usize) {
         }
         for op in w.iter().filter(|op| !f.contains(op)) {
             dropped += 1;
-            if let Ok(next) = step(&filtered, s, op) {
+            // A dropped stutter step (a record read again) loses no state.
+            if let Some(next) = step(&filtered, s, op).ok().filter(|next| next != s) {
                 panic!(
                     "{name}: the enumerator drops {op:?}, but the protocol performs it\n\
                      state:\n{s:?}\nwould lead to:\n{next:?}"

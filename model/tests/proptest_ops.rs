@@ -64,11 +64,11 @@ const WALKS: usize = 4000;
 /// Operation categories a choice picks among: the operations of `Op`, with staged views apart
 /// from staged beliefs (far fewer of them are enumerated) and irreversible calls apart from
 /// reversible ones.
-const CATEGORIES: usize = 15;
+const CATEGORIES: usize = 17;
 
 /// How often each category is picked, relative to the others present: records are few, so
 /// raw observations (each takes a record id) and ticks are rarer than transaction work.
-const WEIGHTS: [u32; CATEGORIES] = [1, 1, 3, 4, 1, 3, 1, 1, 1, 1, 1, 2, 2, 3, 1];
+const WEIGHTS: [u32; CATEGORIES] = [1, 1, 3, 4, 1, 3, 1, 1, 1, 1, 1, 2, 2, 3, 1, 2, 1];
 
 fn category(op: &Op) -> usize {
     match op {
@@ -89,6 +89,8 @@ fn category(op: &Op) -> usize {
         Op::Revalidate { .. } => 10,
         Op::Rebuild { .. } => 11,
         Op::Resolve { .. } => 12,
+        Op::Read { .. } => 15,
+        Op::EndSession { .. } => 16,
     }
 }
 
@@ -219,7 +221,7 @@ fn arb_op() -> impl Strategy<Value = Op> {
         (agent.clone(), record.clone()).prop_map(|(agent, record)| Op::Adopt { agent, record }),
         agent.clone().prop_map(|agent| Op::Commit { agent }),
         agent.clone().prop_map(|agent| Op::Abort { agent }),
-        (agent, any::<bool>(), arb_set()).prop_map(|(agent, reversible, support)| {
+        (agent.clone(), any::<bool>(), arb_set()).prop_map(|(agent, reversible, support)| {
             Op::CallTool {
                 agent,
                 reversible,
@@ -234,7 +236,9 @@ fn arb_op() -> impl Strategy<Value = Op> {
             .prop_map(|record| Op::ApplyRevocation { record }),
         record.clone().prop_map(|record| Op::Revalidate { record }),
         record.clone().prop_map(|view| Op::Rebuild { view }),
-        (record, any::<bool>()).prop_map(|(record, keep)| Op::Resolve { record, keep }),
+        (record.clone(), any::<bool>()).prop_map(|(record, keep)| Op::Resolve { record, keep }),
+        (agent.clone(), record).prop_map(|(agent, record)| Op::Read { agent, record }),
+        agent.prop_map(|agent| Op::EndSession { agent }),
     ]
 }
 

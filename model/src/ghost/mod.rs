@@ -70,6 +70,9 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
             judge_reads(pre, agent, RecordSet::single(record), &mut post.ghost);
             forget_restaged(record, post);
         }
+        Op::Read { agent, record } => {
+            judge_reads(pre, agent, RecordSet::single(record), &mut post.ghost)
+        }
         Op::Revalidate { record } => forget_restaged(record, post),
         Op::Rebuild { view } => forget_restaged(view, post),
         Op::Resolve { record, keep: true } => judge_review_keep(pre, record, post),

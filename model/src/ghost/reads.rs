@@ -55,7 +55,7 @@ pub(super) fn forget_restaged(id: RecordId, post: &mut State) {
 }
 
 /// I5 (revision 3: every read): a record read by a transaction (declared parent, gate
-/// support, adopted record) is in the ghost's snapshot of it, taken at `Begin` from the
+/// support, adopted record, `Read`) is in the ghost's snapshot of it, taken at `Begin` from the
 /// records at or above its level then, or was staged by the transaction itself. A snapshot
 /// record that left the main path since stays readable (§4, reads are repeatable); what it
 /// may be used for is the pipeline's and the gate's business.

@@ -76,6 +76,8 @@ pub fn wide(variant: Variant) -> Config {
             reversible_calls: true,
             revocations: true,
             reviews: true,
+            reads: true,
+            sessions: true,
             enumeration: memtx_model::config::Enumeration::Filtered,
         },
         variant,
