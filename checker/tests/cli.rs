@@ -259,6 +259,13 @@ fn list_names_every_property_variant_and_preset() {
     // Revision 3 step 2's property and variant are listed (issue 32).
     assert!(properties.iter().any(|p| p.to_string().contains("I18")));
     assert!(variants.iter().any(|x| x["name"] == "rev2-lineage"));
+    // Revision 3 step 4's properties and variants (issue 34).
+    for key in ["I15", "I16"] {
+        assert!(properties.iter().any(|p| p.to_string().contains(key)));
+    }
+    for name in ["paper-provenance", "txn-provenance"] {
+        assert!(variants.iter().any(|x| x["name"] == name));
+    }
     let presets: Vec<&str> = v["presets"]
         .as_array()
         .unwrap()
@@ -278,7 +285,8 @@ fn list_names_every_property_variant_and_preset() {
             "observations",
             "isolation",
             "scopes",
-            "interference"
+            "interference",
+            "provenance"
         ]
     );
     // Every preset of the suite can be named.

@@ -24,6 +24,12 @@ fn every_regression_trace_replays_as_recorded_and_is_harmless_under_the_fixed_pr
         "observations/rev2-lineage-I18",
         "isolation/rev2-lineage-I13",
         "interference/rev2-scopes-I17",
+        // Revision 3 step 4: the paper's two blind spots, and what a transaction-scoped fix
+        // still lets through.
+        "provenance/paper-provenance-I15",
+        "provenance/paper-provenance-I16",
+        "provenance/txn-provenance-I15",
+        "provenance/txn-provenance-I16",
     ] {
         assert!(
             files.iter().any(|f| f.to_string_lossy().contains(harm)),

@@ -105,7 +105,15 @@ fn invalid_states_are_refused_not_panicked() {
         bad(|v| v["txns"] = serde_json::json!([null, null, null, null, null])).contains("txns")
     );
     assert!(bad(|v| v["txns"][0]["snapshot"] = serde_json::json!([3])).contains("snapshot"));
-    assert!(bad(|v| v["ghost_violated"] = serde_json::json!([16])).contains("ghost"));
+    assert!(bad(|v| v["ghost_violated"] = serde_json::json!([19])).contains("ghost"));
+    // Revision 3: contexts and the labels name existing records only.
+    assert!(bad(|v| v["contexts"] = serde_json::json!([[5], [], [], []])).contains("context"));
+    assert!(bad(|v| v["contexts"] = serde_json::json!([[], [], [], [], []])).contains("contexts"));
+    assert!(bad(|v| v["records"][0]["implicit"] = serde_json::json!([3])).contains("implicit"));
+    assert!(
+        bad(|v| v["records"][0]["transcribed"] = serde_json::json!([3])).contains("transcribed")
+    );
+    assert!(bad(|v| v["ghost_contexts"] = serde_json::json!([[7]])).contains("ghost context"));
     assert!(bad(|v| v["clock"] = serde_json::json!(-1)).contains("-1"));
     assert!(bad(|v| v["extra"] = serde_json::json!(1)).contains("extra"));
 }

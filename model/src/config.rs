@@ -48,6 +48,13 @@ pub enum Variant {
     /// sent to scope review, and the gate's condition 2 counts another agent's Private
     /// ActionSafe records.
     Rev2Scopes,
+    /// The paper's provenance (revision 3 step 4 off): permission inheritance over declared
+    /// parents only, staleness judged by the transaction's snapshot, transcribed records are
+    /// not parents, and visibility ignores content (both blind spots of §11 open).
+    PaperProvenance,
+    /// Provenance that follows content within one transaction only: the context is forgotten
+    /// when a transaction begins (a plausible half-fix).
+    TxnProvenance,
 }
 
 /// One row of the variant table: name, what it removes, which properties it should break.
@@ -116,7 +123,10 @@ pub const VARIANTS: &[VariantInfo] = &[
         name: "no-snapshot-reads",
         removes: "snapshot reads: reads see the latest state",
         expected_to_break: &["I7"],
-        shown_by: &[],
+        // Revision 3 step 4: on one agent a stale override needs Resolve(keep) of a record
+        // whose equal-authority rival is quick's Private write, which provenance follows
+        // content now keeps out of a Shared record's session; two agents show it.
+        shown_by: &["provenance"],
     },
     VariantInfo {
         variant: Variant::PaperGate,
@@ -166,6 +176,21 @@ pub const VARIANTS: &[VariantInfo] = &[
         expected_to_break: &["I17"],
         // quick has one agent: another agent's Private record needs two.
         shown_by: &["interference"],
+    },
+    VariantInfo {
+        variant: Variant::PaperProvenance,
+        name: "paper-provenance",
+        removes: "revision 3's provenance follows content: permission inheritance over declared parents only, staleness by the transaction's snapshot (the paper's protocol, both blind spots open)",
+        expected_to_break: &["I15", "I16"],
+        // The retry of a stale write needs a second agent to commit the correction.
+        shown_by: &["provenance"],
+    },
+    VariantInfo {
+        variant: Variant::TxnProvenance,
+        name: "txn-provenance",
+        removes: "the context beyond the current transaction (content carried across two transactions of one session is forgotten)",
+        expected_to_break: &["I15", "I16"],
+        shown_by: &["provenance"],
     },
 ];
 

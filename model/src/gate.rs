@@ -149,7 +149,7 @@ pub fn check(cfg: &Config, state: &State, agent: u8, support: RecordSet) -> Resu
             check_support_stable(state, support)?;
         }
         if cfg.variant != Variant::Rev2Lineage {
-            check_ancestors_in_force(state, support)?;
+            check_ancestors_in_force(cfg, state, support)?;
         }
         Ok(())
     })();
@@ -223,10 +223,17 @@ pub fn check_support_in_force(
 /// Revision 3, the support closure: in every tier, each transitive ancestor of each support
 /// record is committed (Committed or ActionSafe) and valid now (its pending revocation is
 /// [`check_support_stable`]'s). A belief that never validated cannot reach an action through a
-/// committed child. `rev2-lineage` omits it.
-pub fn check_ancestors_in_force(state: &State, support: RecordSet) -> Result<(), GateBlock> {
+/// committed child. Under provenance follows content the closure also holds the records each
+/// of them transcribes (§6 (ii), [`crate::provenance::lineage_ancestors`]). `rev2-lineage`
+/// omits it.
+pub fn check_ancestors_in_force(
+    cfg: &Config,
+    state: &State,
+    support: RecordSet,
+) -> Result<(), GateBlock> {
     for record in support.iter() {
-        if let Some(ancestor) = state.ancestors(record).iter().find(|&a| {
+        let closure = crate::provenance::lineage_ancestors(cfg, state, record);
+        if let Some(ancestor) = closure.iter().find(|&a| {
             let r = state.record(a);
             !r.life().is_committed() || !r.validity.contains(state.clock)
         }) {

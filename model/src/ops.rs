@@ -330,6 +330,10 @@ fn begin(cfg: &Config, state: &mut State, agent: u8, tier: Tier, isolation: Isol
         isolation
     };
     let snapshot = capture_snapshot(state, isolation);
+    if provenance::forgets_at_begin(cfg) {
+        // txn-provenance: the context narrowed to the transaction's read set.
+        state.set_context(agent, RecordSet::EMPTY);
+    }
     state.set_txn(
         agent,
         Some(Txn {
@@ -396,6 +400,7 @@ fn stage(cfg: &Config, state: &mut State, agent: u8, record: Record) -> Applied 
     // The middleware labels the record with what its writer holds (revision 3, §4).
     let id = state.push_record(Record {
         implicit: state.context(agent),
+        transcribed: provenance::transcribed(state, agent, &record),
         ..record
     });
     let observed = provenance::observation(state, id, snapshot_seq(cfg, state, &tx));
@@ -760,13 +765,15 @@ fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied
 fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 7] {
     let r = state.record(id);
     let ancestors = state.ancestors(id);
-    let staged_from = r.review_seq.unwrap_or(0);
+    let lineage = provenance::lineage_ancestors(cfg, state, id);
+    // Revision 3.2: under provenance follows content, against the record's observation.
+    let staged_from = provenance::stale_from(cfg, r, r.review_seq.unwrap_or(0));
     let mine = cfg.authority(r.source);
     let rivals = pipeline::rivals(cfg, state, id);
     [
         (r.validity.contains(state.clock), Rule::EnKeepExpired),
         (
-            ancestors
+            lineage
                 .iter()
                 .all(|a| pipeline::ancestor_passes_lineage(cfg, state.record(a).life())),
             Rule::EnKeepLineage,

@@ -1,10 +1,10 @@
 //! A compact, canonical byte encoding of [`State`] for explorers' frontiers and exact mode.
 //!
 //! Layout: `clock, next_seq, len`, the ghost's verdicts ([`VERDICT_BYTES`], sized by the property
-//! table), then per used record 23 bytes, then a presence mask
+//! table), then per used record 25 bytes, then a presence mask
 //! of transactions and 5 bytes per open one, then a mask of the agents whose context is not
 //! empty and 2 bytes per such context, then 2 bytes of rollback log per used record, then
-//! the *ghost trailer*: a count and 7 bytes per ghost field that differs from the protocol field
+//! the *ghost trailer*: a count and 9 bytes per ghost field that differs from the protocol field
 //! it mirrors. The ghost's copy of a transaction and of a record's review snapshot equal the
 //! protocol's in every state a correct protocol reaches, so the trailer is one zero byte there;
 //! it exists so that a defective protocol, whose ghost and protocol fields part, still packs
@@ -47,7 +47,7 @@ const CONFIDENCES: [Confidence; 2] = [Confidence::Low, Confidence::High];
 const EFFECTS: [Effect; 3] = [Effect::Executed, Effect::Compensated, Effect::Leaked];
 const TIERS: [Tier; 3] = [Tier::Low, Tier::Medium, Tier::ExternalAction];
 const ISOLATIONS: [Isolation; 5] = Isolation::ALL;
-const REASONS: [Reason; 19] = [
+const REASONS: [Reason; 21] = [
     Reason::Evidence,
     Reason::Expired,
     Reason::Review,
@@ -67,17 +67,20 @@ const REASONS: [Reason; 19] = [
     Reason::SupersededByReview,
     Reason::UncommittedParent,
     Reason::ScopeReview,
+    Reason::ContentPermission,
+    Reason::StaleContent,
 ];
 
 /// Bytes per packed record.
-const RECORD_BYTES: usize = 23;
+const RECORD_BYTES: usize = 25;
 /// Bytes per packed open transaction.
 const TXN_BYTES: usize = 5;
 /// Bytes per entry of the ghost trailer.
-const GHOST_ENTRY_BYTES: usize = 7;
+const GHOST_ENTRY_BYTES: usize = 9;
 /// Ghost trailer entry tags.
 const GHOST_RECORD: u8 = 0;
 const GHOST_TXN: u8 = 1;
+const GHOST_CONTEXT: u8 = 2;
 /// Bytes of the header (`clock, next_seq, len`, then the ghost's verdicts).
 const HEADER_BYTES: usize = 3 + VERDICT_BYTES;
 /// Length of the encoding of a state with `records` records, `open` open transactions,
@@ -90,6 +93,14 @@ fn packed_len(records: usize, open: usize, contexts: usize, exceptions: usize) -
         + TXN_BYTES * open
         + 2 * contexts
         + GHOST_ENTRY_BYTES * exceptions
+}
+
+/// Does a ghost field of `r` differ from the protocol field it mirrors?
+fn ghost_parted(r: &Record) -> bool {
+    r.ghost_review_seq != r.review_seq
+        || r.ghost_implicit != r.implicit
+        || r.ghost_observed != r.observed
+        || r.ghost_transcribed != r.transcribed
 }
 
 /// What the ghost's copy of `txn` is when it mirrors the protocol's transaction.
@@ -174,6 +185,7 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
         created_bytes(r);
     let [d0, d1] = r.doubted_at_execution.0.to_le_bytes();
     let [i0, i1] = r.implicit.0.to_le_bytes();
+    let [t0, t1] = r.transcribed.0.to_le_bytes();
     [
         kind,
         slot,
@@ -198,6 +210,8 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
         i0,
         i1,
         opt(r.observed),
+        t0,
+        t1,
     ]
 }
 
@@ -236,8 +250,12 @@ fn unpack_record(b: &[u8; RECORD_BYTES], r: &mut Record) -> Option<()> {
     r.review_seq = from_opt(b[19]);
     r.implicit = RecordSet(u16::from_le_bytes([b[20], b[21]]));
     r.observed = from_opt(b[22]);
-    // The ghost's copy mirrors it unless the ghost trailer says otherwise.
+    r.transcribed = RecordSet(u16::from_le_bytes([b[23], b[24]]));
+    // The ghost's copies mirror them unless the ghost trailer says otherwise.
     r.ghost_review_seq = r.review_seq;
+    r.ghost_implicit = r.implicit;
+    r.ghost_observed = r.observed;
+    r.ghost_transcribed = r.transcribed;
     Some(())
 }
 
@@ -278,7 +296,7 @@ impl State {
         let mut parted = false;
         for r in self.records() {
             w.put(pack_record(r));
-            parted |= r.ghost_review_seq != r.review_seq;
+            parted |= ghost_parted(r);
         }
         w.put([mask]);
         for (tx, g) in txns.iter().zip(&self.ghost.txns) {
@@ -302,6 +320,7 @@ impl State {
         for c in contexts.iter().filter(|c| !c.is_empty()) {
             w.put(c.0.to_le_bytes());
         }
+        parted |= self.ghost.contexts != *contexts;
         for id in self.ids() {
             let a = self.audit(id);
             w.put([a.repairs_bits(), opt(a.cause)]);
@@ -323,8 +342,20 @@ impl State {
         let count_at = out.len() - 1;
         let mut count = 0u8;
         for (id, r) in self.records().iter().enumerate() {
-            if r.ghost_review_seq != r.review_seq {
-                out.extend([GHOST_RECORD, id as u8, opt(r.ghost_review_seq), 0, 0, 0, 0]);
+            if ghost_parted(r) {
+                let [g0, g1] = r.ghost_implicit.0.to_le_bytes();
+                let [t0, t1] = r.ghost_transcribed.0.to_le_bytes();
+                out.extend([
+                    GHOST_RECORD,
+                    id as u8,
+                    opt(r.ghost_review_seq),
+                    g0,
+                    g1,
+                    opt(r.ghost_observed),
+                    t0,
+                    t1,
+                    0,
+                ]);
                 count += 1;
             }
         }
@@ -334,7 +365,14 @@ impl State {
                     Some(g) => (1, g.snapshot.0.to_le_bytes(), g.seq, g.level),
                     None => (0, [0, 0], 0, 0),
                 };
-                out.extend([GHOST_TXN, agent as u8, present, s0, s1, seq, level]);
+                out.extend([GHOST_TXN, agent as u8, present, s0, s1, seq, level, 0, 0]);
+                count += 1;
+            }
+        }
+        for (agent, g) in self.ghost.contexts.iter().enumerate() {
+            if *g != self.contexts()[agent] {
+                let [c0, c1] = g.0.to_le_bytes();
+                out.extend([GHOST_CONTEXT, agent as u8, c0, c1, 0, 0, 0, 0, 0]);
                 count += 1;
             }
         }
@@ -410,6 +448,8 @@ impl State {
         for (agent, context) in decoded.into_iter().enumerate() {
             self.set_context(agent as u8, context);
         }
+        // The ghost's copy mirrors it unless the ghost trailer says otherwise.
+        self.ghost.contexts = decoded;
         let mut txn_bytes = txn_bytes.chunks_exact(TXN_BYTES);
         for agent in 0..MAX_AGENTS as u8 {
             let txn = if mask & (1 << agent) == 0 {
@@ -432,7 +472,7 @@ impl State {
         // naming a field that differs from its mirror.
         let mut last: Option<(u8, u8)> = None;
         for e in trailer[1..].chunks_exact(GHOST_ENTRY_BYTES) {
-            let &[tag, index, a, b, c, d, f] = e else {
+            let &[tag, index, a, b, c, d, f, g, h] = e else {
                 return None;
             };
             if last.is_some_and(|l| l >= (tag, index)) {
@@ -440,14 +480,24 @@ impl State {
             }
             last = Some((tag, index));
             match tag {
-                GHOST_RECORD if (index as usize) < len && [b, c, d, f] == [0; 4] => {
+                GHOST_RECORD if (index as usize) < len && h == 0 => {
                     let r = self.record_mut(index);
                     r.ghost_review_seq = from_opt(a);
-                    if r.ghost_review_seq == r.review_seq {
+                    r.ghost_implicit = RecordSet(u16::from_le_bytes([b, c]));
+                    r.ghost_observed = from_opt(d);
+                    r.ghost_transcribed = RecordSet(u16::from_le_bytes([f, g]));
+                    if !ghost_parted(r) {
                         return None;
                     }
                 }
-                GHOST_TXN if (index as usize) < MAX_AGENTS => {
+                GHOST_CONTEXT if (index as usize) < MAX_AGENTS && [c, d, f, g, h] == [0; 5] => {
+                    let g = RecordSet(u16::from_le_bytes([a, b]));
+                    if g == self.context(index) {
+                        return None;
+                    }
+                    self.ghost.contexts[index as usize] = g;
+                }
+                GHOST_TXN if (index as usize) < MAX_AGENTS && [g, h] == [0; 2] => {
                     let g = match a {
                         0 if [b, c, d, f] == [0; 4] => None,
                         1 if f <= Isolation::ActionSafeRead as u8 => Some(GhostTxn {
@@ -552,8 +602,24 @@ mod tests {
         // An entry that repeats the mirror is not canonical, and is refused.
         let mut redundant = plain.clone();
         *redundant.last_mut().unwrap() = 1;
-        redundant.extend([GHOST_RECORD, 0, 2, 0, 0, 0, 0]);
+        redundant.extend([GHOST_RECORD, 0, 2, 0, 0, NONE, 0, 0, 0]);
         assert_eq!(State::unpack(&redundant), None);
+        // Revision 3: the ghost's own context of an agent and its labels of a record.
+        s.set_context(1, RecordSet(1));
+        s.ghost.contexts[0] = RecordSet(1);
+        s.record_mut(0).ghost_observed = Some(1);
+        let mut labelled = Vec::new();
+        s.pack(&mut labelled);
+        assert_eq!(State::unpack(&labelled), Some(s.clone()));
+        let mirrored_context = [GHOST_CONTEXT, 1, 0, 0, 0, 0, 0, 0, 0];
+        let mut redundant = plain.clone();
+        *redundant.last_mut().unwrap() = 1;
+        redundant.extend(mirrored_context);
+        assert_eq!(
+            State::unpack(&redundant),
+            None,
+            "a context entry equal to its mirror"
+        );
     }
 
     #[test]

@@ -191,7 +191,10 @@ pub fn check_semantic_conflict(
     let r = state.record(id);
     let mine = cfg.authority(r.source);
     let rivals = rivals(cfg, state, id);
-    let (mut stale, mut higher, mut review) = (false, false, false);
+    // Provenance follows content (§6 (iii)): rivals committed after the observation of what
+    // the record asserts are stale too, not only those after its transaction's snapshot.
+    let observed = crate::provenance::stale_from(cfg, r, ctx.snapshot_seq);
+    let (mut stale, mut stale_content, mut higher, mut review) = (false, false, false, false);
     // The outcome classes the rivals fell into (one bit each, in the order above): the
     // ranking of several rivals decides something only when they disagree.
     let mut classes = 0u8;
@@ -202,6 +205,9 @@ pub fn check_semantic_conflict(
         let outcome = if seq >= ctx.snapshot_seq && seq < ctx.commit_start {
             classes |= 1;
             &mut stale
+        } else if seq >= observed && seq < ctx.commit_start {
+            classes |= 1;
+            &mut stale_content
         } else if theirs > mine {
             classes |= 2;
             &mut higher
@@ -229,6 +235,10 @@ pub fn check_semantic_conflict(
     if stale {
         fire(Rule::PipeConflictStale);
         return Err(Verdict::Abort(Reason::StaleWrite));
+    }
+    if stale_content {
+        fire(Rule::PipeConflictStaleContent);
+        return Err(Verdict::Abort(Reason::StaleContent));
     }
     if higher {
         fire(Rule::PipeConflictOutranked);
@@ -270,13 +280,18 @@ pub fn check_semantic_conflict(
 /// as the rest of lineage, so that the pipeline and the gate's support closure agree. Under
 /// `rev2-lineage` an uncommitted parent passes, as it did in revision 2.
 ///
+/// Revision 3.2, provenance follows content (§6 (ii)): the records a belief transcribes from
+/// its writer's context (staged by another transaction, asserting the same slot and value)
+/// count as its parents here: transcribing a Tentative belief into one's own does not launder
+/// it.
+///
 /// Under `missed-cascade-staged` only the direct parents are judged (the paper's defect,
 /// second form).
 pub fn check_lineage(cfg: &Config, state: &State, id: RecordId) -> Result<(), Verdict> {
     let judged = if cfg.variant == Variant::MissedCascadeStaged {
         state.record(id).parents
     } else {
-        state.ancestors(id)
+        crate::provenance::lineage_ancestors(cfg, state, id)
     };
     if judged
         .iter()
@@ -310,7 +325,10 @@ pub fn ancestor_passes_lineage(cfg: &Config, life: Life) -> bool {
     }
 }
 
-/// Check 3c, permission inheritance: a scope wider than the narrowest parent's is laundering.
+/// Check 3c, permission inheritance: a scope wider than the narrowest parent's is laundering;
+/// and (revision 3, provenance follows content, §6 (i)) every agent permitted to see the record
+/// must be permitted to see every record of its content, declared or not
+/// (`Quarantined(content-permission)`).
 ///
 /// Judged over the transitive ancestors: for committed parents this is the parents' rule (their
 /// own commit enforced it), but a parent read at tentative-read or raw-read has not been through
@@ -334,6 +352,12 @@ pub fn check_permission_inheritance(
         Some(narrowest) if r.scope > narrowest => {
             fire(Rule::PipePermissionFail);
             Err(Verdict::Quarantine(Reason::Permission))
+        }
+        _ if crate::provenance::follows_content(cfg)
+            && !crate::provenance::content_readable_by_all_readers(state, id) =>
+        {
+            fire(Rule::PipePermissionContent);
+            Err(Verdict::Quarantine(Reason::ContentPermission))
         }
         _ => Ok(()),
     }

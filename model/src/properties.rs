@@ -1,8 +1,8 @@
 //! The properties of docs/protocol.md §9, each a plain function of (model, state), registered in
-//! [`PROPERTIES`]: the `always` invariants I1–I14, I17 and I18 and the non-vacuity examples
+//! [`PROPERTIES`]: the `always` invariants I1–I18 and the non-vacuity examples
 //! E1–E9.
 //!
-//! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13, I17, I18) read ghost fields written by [`crate::ghost`], which
+//! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13, I15–I18) read ghost fields written by [`crate::ghost`], which
 //! re-states each condition independently of the code it judges. State properties (I2, I3, I6,
 //! I8) read the state directly. To add a property: write one function here and one row in
 //! [`PROPERTIES`] (see docs/extending.md).
@@ -181,6 +181,16 @@ pub const PROPERTIES: &[PropertyDef] = &[
         "I14",
         "every external-action transaction reads at action-safe-read",
         tier_isolation
+    ),
+    always!(
+        "I15",
+        "no record carries content that someone permitted to see it may not see",
+        content_scope
+    ),
+    always!(
+        "I16",
+        "no record commits over a rival newer than what it observed",
+        no_stale_content
     ),
     always!(
         "I17",
@@ -381,6 +391,20 @@ pub fn adjudication(_: &MemTx, s: &State) -> bool {
 /// parent was not yet committed when it was judged).
 pub fn sound_lineage_at_commit(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(13)
+}
+
+/// I15 content scope (ghost): every agent permitted to see a committed record may see every
+/// record of its content (itself, its declared parents' content and the content of its
+/// writer's context at staging), and no agent is served a record whose content it may not see.
+pub fn content_scope(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(15)
+}
+
+/// I16 no stale content (ghost): no record commits while a rival its writer may see, committed
+/// after the record's observation, stands beside it or is superseded by it (a retry re-asserts
+/// what the agent saw before the correction).
+pub fn no_stale_content(_: &MemTx, s: &State) -> bool {
+    !s.ghost.is_violated(16)
 }
 
 /// I17 scope non-interference (ghost): no record is Superseded by a narrower one; no commit is

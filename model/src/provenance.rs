@@ -11,10 +11,42 @@
 //! content of its declared parents and the content of its implicit provenance.
 //!
 //! The labels are kept under every variant (they are what the middleware knows); whether the
-//! pipeline reads them is the variant's business.
+//! pipeline reads them is the variant's business: under `memtx` (provenance follows content,
+//! §6) permission inheritance judges the content ([`content_readable_by_all_readers`]),
+//! staleness judges the observation, lineage and the gate count transcribed records as parents
+//! ([`lineage_ancestors`]), and a record is visible only with its whole content permitted
+//! ([`content_permitted`]). `paper-provenance` reads none of it; `txn-provenance` forgets the
+//! context when a transaction begins.
 
-use crate::record::{Kind, Record, RecordId, RecordSet};
+use crate::config::{Config, Variant};
+use crate::record::{Kind, Record, RecordId, RecordSet, Scope};
 use crate::state::State;
+use crate::txn::permitted;
+
+/// Does the pipeline read the labels (provenance follows content)? Not under
+/// `paper-provenance`.
+pub fn follows_content(cfg: &Config) -> bool {
+    cfg.variant != Variant::PaperProvenance
+}
+
+/// The commit sequence number after which a rival makes belief `r`, judged in a transaction
+/// whose snapshot is `snapshot`, a stale write (§6 (iii)): its observation under provenance
+/// follows content, else the snapshot. Under `no-snapshot-reads` reads see the latest state, so
+/// what a record observed is the latest state too (`snapshot` is then the latest sequence
+/// number, [`crate::txn::snapshot_seq`]).
+pub fn stale_from(cfg: &Config, r: &Record, snapshot: u8) -> u8 {
+    match r.observed {
+        Some(o) if follows_content(cfg) && cfg.variant != Variant::NoSnapshotReads => {
+            o.min(snapshot)
+        }
+        _ => snapshot,
+    }
+}
+
+/// Is the context forgotten when a transaction begins (`txn-provenance`)?
+pub fn forgets_at_begin(cfg: &Config) -> bool {
+    cfg.variant == Variant::TxnProvenance
+}
 
 /// Serves `records` to `agent`: they join its context (and so the read set of its open
 /// transaction).
@@ -81,4 +113,66 @@ pub fn observation(state: &State, id: RecordId, snapshot: u8) -> Option<u8> {
         .filter_map(|x| x.observed)
         .max();
     Some(freshest.unwrap_or(snapshot))
+}
+
+/// The records of `agent`'s context that a belief `r` staged now transcribes (§6 (ii)): those
+/// staged by another transaction (not `agent`'s open one) that assert the same slot and value.
+pub fn transcribed(state: &State, agent: u8, r: &Record) -> RecordSet {
+    if r.kind != Kind::Belief {
+        return RecordSet::EMPTY;
+    }
+    state
+        .context(agent)
+        .iter()
+        .filter(|&x| {
+            let o = state.record(x);
+            o.writer != Some(agent)
+                && o.kind == Kind::Belief
+                && o.slot == r.slot
+                && o.value == r.value
+        })
+        .collect()
+}
+
+/// The ancestors lineage and the gate's support closure judge (§6 (ii)): the transitive
+/// declared parents and, under provenance follows content, the transcribed records, and theirs.
+pub fn lineage_ancestors(cfg: &Config, state: &State, id: RecordId) -> RecordSet {
+    if !follows_content(cfg) {
+        return state.ancestors(id);
+    }
+    let mut out = RecordSet::EMPTY;
+    let r = state.record(id);
+    let mut todo = r.parents.union(r.transcribed);
+    while let Some(p) = todo.max() {
+        todo.remove(p);
+        if p != id && !out.contains(p) {
+            out.insert(p);
+            let x = state.record(p);
+            todo = todo.union(x.parents.union(x.transcribed));
+        }
+    }
+    out
+}
+
+/// May `agent` see every record of the content of `id` (§4, revision 3.2: visibility needs the
+/// whole content permitted)? Always under `paper-provenance`.
+pub fn content_permitted(cfg: &Config, state: &State, agent: u8, id: RecordId) -> bool {
+    let r = state.record(id);
+    if !follows_content(cfg) || (r.parents.is_empty() && r.implicit.is_empty()) {
+        return true;
+    }
+    content(state, id)
+        .iter()
+        .all(|x| permitted(agent, state.record(x)))
+}
+
+/// Permission inheritance over content (§6 (i), revision 3.2: who may read, not scope rank):
+/// is every agent permitted to see `id` permitted to see every record of its content? A
+/// Private record is seen by its owner only; a Shared or Public one by every agent.
+pub fn content_readable_by_all_readers(state: &State, id: RecordId) -> bool {
+    let r = state.record(id);
+    content(state, id).iter().all(|x| {
+        let o = state.record(x);
+        o.scope != Scope::Private || (r.scope == Scope::Private && o.owner == r.owner)
+    })
 }

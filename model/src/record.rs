@@ -251,6 +251,12 @@ pub enum Reason {
     /// rival wider in scope than itself, or a wider record committed over it by a writer who may
     /// not see it; its owner reviews it (`Resolve`; `keep` only once no wider rival stands).
     ScopeReview,
+    /// Quarantined (revision 3, provenance follows content, §6 (i)): an agent permitted to see
+    /// the record is not permitted to see a record of its content (declared or transcribed).
+    ContentPermission,
+    /// Revoked by the pipeline (revision 3, provenance follows content, §6 (iii)): a rival was
+    /// committed after the observation of what the record asserts (a retry of a stale write).
+    StaleContent,
 }
 
 /// One governed record (docs/protocol.md §2).
@@ -311,6 +317,24 @@ pub struct Record {
     /// `None` for raw observations not yet adopted, views and tool actions.
     #[serde(default)]
     pub observed: Option<u8>,
+    /// The middleware's label (revision 3.2, docs/protocol.md §6 (ii)): the records of its
+    /// writer's context, staged by another transaction, that assert what this belief asserts
+    /// (same slot and value). Lineage and the gate's support closure count them as parents.
+    #[serde(default)]
+    pub transcribed: RecordSet,
+    /// Ghost (I15, I16, I18): the writer's context at staging, as the ghost observer recorded it
+    /// from what it saw served (never read by the protocol).
+    #[serde(default)]
+    pub ghost_implicit: RecordSet,
+    /// Ghost (I16): the observation of what the record asserts, restated by the ghost observer
+    /// (never read by the protocol).
+    #[serde(default)]
+    pub ghost_observed: Option<u8>,
+    /// Ghost (the truth of lineage reasons, §6 (ii)): the records of the writer's context at
+    /// staging, staged by another transaction, asserting the same slot and value, as the ghost
+    /// observer recorded them (never read by the protocol).
+    #[serde(default)]
+    pub ghost_transcribed: RecordSet,
 }
 
 impl Record {

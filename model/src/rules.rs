@@ -295,6 +295,8 @@ rules! {
         "scope non-interference (b): the record would displace a rival wider than itself -> Quarantined(scope-review)";
     PipeConflictNarrowerReview = "pipe.conflict.narrower-rival-review", Pipeline, "§6.3", "pipeline::hidden_narrower_rivals", ["I6", "I17"],
         "scope non-interference (c): a narrower rival its writer may not see -> Quarantined(scope-review) for its owner when the record commits";
+    PipeConflictStaleContent = "pipe.conflict.stale-content", Pipeline, "§6.3", "pipeline::check_semantic_conflict", ["I16"],
+        "provenance follows content (iii): a rival committed after the observation of what the record asserts -> aborted (a retried stale write)";
     PipeConflictSeveral = "pipe.conflict.several", Pipeline, "§6.3", "pipeline::check_semantic_conflict", ["I7", "I12"],
         "conflict: several rivals with different outcomes are judged together and the outcomes rank";
     PipeLineageRevoked = "pipe.lineage.revoked", Pipeline, "§6.3", "pipeline::check_lineage", ["I2", "I13"],
@@ -305,6 +307,8 @@ rules! {
         "lineage over committed parents: an ancestor still Raw, Tentative or Validated -> Quarantined(uncommitted-parent)";
     PipePermissionFail = "pipe.permission.fail", Pipeline, "§6.3", "pipeline::check_permission_inheritance", ["I3"],
         "permission inheritance: a scope wider than the narrowest ancestor's -> Quarantined(permission)";
+    PipePermissionContent = "pipe.permission.content", Pipeline, "§6.3", "pipeline::check_permission_inheritance", ["I15"],
+        "provenance follows content (i): an agent permitted to see the record may not see a record of its content -> Quarantined(content-permission)";
     PipeStabilityFail = "pipe.stability.fail", Pipeline, "§6.4", "pipeline::check_dependency_stability", ["I13"],
         "dependency stability: an ancestor pending revocation -> Quarantined(unstable-dependency)";
     PipePassCommitted = "pipe.pass.committed", Pipeline, "§6", "ops::promote", ["I10", "I11", "I13"],

@@ -161,6 +161,9 @@ pub struct Ghost {
     pub violated: Verdicts,
     /// The ghost's copy of each agent's open transaction (index = agent).
     pub txns: [Option<GhostTxn>; MAX_AGENTS],
+    /// The ghost's own record of each agent's context (I15, I16): every record it saw served
+    /// to the agent since the agent's last `EndSession` (index = agent).
+    pub contexts: [RecordSet; MAX_AGENTS],
 }
 
 impl Ghost {
@@ -450,6 +453,7 @@ impl State {
             out.txns[new as usize] = self.txns[old];
             out.ghost.txns[new as usize] = self.ghost.txns[old];
             out.contexts[new as usize] = self.contexts[old];
+            out.ghost.contexts[new as usize] = self.ghost.contexts[old];
         }
         for r in &mut out.records[..self.len as usize] {
             r.owner = perm[r.owner as usize];

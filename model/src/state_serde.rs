@@ -60,6 +60,7 @@ struct CompactRef<'a> {
     contexts: &'a [RecordSet],
     ghost_violated: Vec<u8>,
     ghost_txns: &'a [Option<GhostTxn>],
+    ghost_contexts: &'a [RecordSet],
 }
 
 /// The serialised shape, owned for reading (then validated).
@@ -78,6 +79,9 @@ struct CompactOwned {
     /// Absent in traces written before revision 2: no ghost transaction.
     #[serde(default)]
     ghost_txns: Vec<Option<GhostTxn>>,
+    /// Absent in traces written before revision 3: the ghost's contexts mirror the protocol's.
+    #[serde(default)]
+    ghost_contexts: Option<Vec<RecordSet>>,
 }
 
 impl Serialize for State {
@@ -102,6 +106,7 @@ impl Serialize for State {
             contexts: self.contexts(),
             ghost_violated,
             ghost_txns: &self.ghost.txns,
+            ghost_contexts: &self.ghost.contexts,
         }
         .serialize(s)
     }
@@ -161,10 +166,17 @@ impl CompactOwned {
                     MAX_AGENTS - 1
                 ));
             }
-            if let Some(x) = first_at_or_above(record.implicit, n) {
-                return Err(format!(
-                    "record r{i}'s implicit provenance names r{x}, which does not exist ({n} records)"
-                ));
+            for (field, set) in [
+                ("implicit", record.implicit),
+                ("transcribed", record.transcribed),
+                ("ghost_implicit", record.ghost_implicit),
+                ("ghost_transcribed", record.ghost_transcribed),
+            ] {
+                if let Some(x) = first_at_or_above(set, n) {
+                    return Err(format!(
+                        "record r{i}'s {field} names r{x}, which does not exist ({n} records)"
+                    ));
+                }
             }
             if let Some(w) = record.writer.filter(|&w| w as usize >= MAX_AGENTS) {
                 return Err(format!(
@@ -218,6 +230,25 @@ impl CompactOwned {
                 ));
             }
             state.set_context(agent as u8, context);
+        }
+        state.ghost.contexts = *state.contexts();
+        if let Some(ghost_contexts) = self.ghost_contexts {
+            if ghost_contexts.len() > MAX_AGENTS {
+                return Err(format!(
+                    "\"ghost_contexts\" has {} agent slots; at most {MAX_AGENTS} are possible",
+                    ghost_contexts.len()
+                ));
+            }
+            let mut all = [RecordSet::EMPTY; MAX_AGENTS];
+            for (agent, context) in ghost_contexts.into_iter().enumerate() {
+                if let Some(id) = first_at_or_above(context, n) {
+                    return Err(format!(
+                        "the ghost context of agent a{agent} names r{id}, which does not exist ({n} records)"
+                    ));
+                }
+                all[agent] = context;
+            }
+            state.ghost.contexts = all;
         }
         if self.ghost_txns.len() > MAX_AGENTS {
             return Err(format!(

@@ -327,8 +327,11 @@ fn a_parent_staged_in_the_same_transaction_is_decided_first() {
 
 #[test]
 fn permission_laundering_is_quarantined() {
-    // Private → Shared, and Shared → Public.
+    // Private → Shared, and Shared → Public, judged on declared parents (the paper's rule, on
+    // under every variant; under `memtx` the Shared r1 staged beside the Private r0 already
+    // carries it: provenance_follows_content_* below).
     scenario("permission laundering")
+        .variant(Variant::PaperProvenance)
         .step(begin_medium(0))
         .step(belief(0, 0, 0).private())
         .step(belief(0, 1, 0))
@@ -344,7 +347,10 @@ fn permission_laundering_is_quarantined() {
 
 #[test]
 fn permission_equal_or_narrower_scope_commits() {
+    // Declared parents only (under `memtx` the Public r1 staged beside the Private r0 carries
+    // it in its content).
     scenario("permission narrowing")
+        .variant(Variant::PaperProvenance)
         .step(begin_medium(0))
         .step(belief(0, 0, 0).private())
         .step(belief(0, 1, 0).public())
@@ -553,6 +559,18 @@ fn laundering_through_a_tentative_parent_is_quarantined() {
     // r2 from it. Judged on parents only, r2 would commit visible to everyone while its ancestry
     // is Private. Revision 3 quarantines r2 first for its uncommitted parent (below), so the
     // transitive permission check is pinned under `rev2-lineage`, where a Tentative parent passes.
+    // Under provenance follows content (revision 3.2, §4) a1 may not even see r1: its content
+    // holds a0's Private r0.
+    scenario("laundering through a tentative parent, content")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).private())
+        .step(commit(0))
+        .step(begin_medium(0))
+        .step(summary(0, &[0]))
+        .step(begin(1, Tier::Medium, Isolation::TentativeRead))
+        .disabled(summary(1, &[1]))
+        .disabled(read(1, 1))
+        .finish();
     let path = |variant| {
         scenario("laundering through a tentative parent")
             .variant(variant)
@@ -565,11 +583,13 @@ fn laundering_through_a_tentative_parent_is_quarantined() {
             .step(summary(1, &[1]))
             .step(commit(1))
     };
-    path(Variant::Memtx)
+    path(Variant::PaperProvenance)
         .expect_record(2, Life::Quarantined, Some(Reason::UncommittedParent))
         .finish();
-    path(Variant::Rev2Lineage)
-        .expect_record(2, Life::Quarantined, Some(Reason::Permission))
+    // `rev2-lineage` follows content, so a1 may not see r1 there either: the transitive
+    // permission check over a Tentative parent is now defence in depth, reached by no variant
+    // that keeps both content visibility and lineage over committed parents.
+    path(Variant::PaperProvenance)
         .step(commit(0))
         .expect_record(1, Life::Quarantined, Some(Reason::Permission))
         .finish();
@@ -739,10 +759,13 @@ fn a_wider_record_displaces_a_narrower_one_it_may_see() {
         .expect_record(0, Life::Superseded, Some(Reason::SupersededByAuthority))
         .expect_record(1, Life::Committed, None)
         .finish();
+    // Its Private record is in its context: it writes Shared in a new session (the price of
+    // provenance follows content, §11).
     scenario("own private corrected by a shared record")
         .step(begin_medium(0))
         .step(belief(0, 0, 0).source(MID_A).private())
         .step(commit(0))
+        .step(end_session(0))
         .step(begin_medium(0))
         .step(belief(0, 0, 1).source(MID_A))
         .step(commit(0))
@@ -764,5 +787,67 @@ fn the_writer_of_an_adopted_record_is_the_adopting_agent() {
         .step(commit(1))
         .expect_record(0, Life::Superseded, Some(Reason::SupersededByAuthority))
         .expect_record(1, Life::Committed, None)
+        .finish();
+}
+
+// ---- revision 3 step 4: provenance follows content -------------------------------------------
+
+#[test]
+fn transcribing_a_tentative_belief_counts_it_as_a_parent() {
+    // a1 reads a0's staged r0 at tentative-read and writes the same value as its own r1,
+    // declaring nothing (§6 (ii)): under provenance follows content r0 is r1's parent for
+    // lineage, and r1 waits for it; the paper's protocol commits r1 over a belief that never
+    // validated.
+    let path = |variant| {
+        scenario("transcribed tentative belief")
+            .variant(variant)
+            .step(begin_medium(0))
+            .step(belief(0, 0, 1))
+            .step(begin(1, Tier::Medium, Isolation::TentativeRead))
+            .step(read(1, 0))
+            .step(belief(1, 0, 1).source(HIGH))
+            .step(commit(1))
+    };
+    path(Variant::Memtx)
+        .expect_record(1, Life::Quarantined, Some(Reason::UncommittedParent))
+        .expect(|s| assert_eq!(s.record(1).transcribed, set(&[0])))
+        .finish();
+    path(Variant::PaperProvenance)
+        .expect_record(1, Life::Committed, None)
+        .finish();
+}
+
+#[test]
+fn provenance_follows_content_across_transactions_of_one_session() {
+    // a0 reads its own Private r0 in one transaction and writes a Shared r1 of another value in
+    // the next: r1 carries r0 (content-permission) until a0 ends its session.
+    let path = |end: bool| {
+        let s = scenario("content across transactions")
+            .step(begin_medium(0))
+            .step(belief(0, 0, 0).private())
+            .step(commit(0))
+            .step(begin_medium(0))
+            .step(read(0, 0))
+            .step(commit(0));
+        let s = if end { s.step(end_session(0)) } else { s };
+        s.step(begin_medium(0))
+            .step(belief(0, 0, 1).source(HIGH))
+            .step(commit(0))
+    };
+    path(false)
+        .expect_record(1, Life::Quarantined, Some(Reason::ContentPermission))
+        .finish();
+    path(true).expect_record(1, Life::Committed, None).finish();
+}
+
+#[test]
+fn a_record_is_visible_only_with_its_whole_content_permitted() {
+    // a0's Tentative Shared r1 carries its Private r0: a1 may not read it, even at raw-read.
+    scenario("content visibility")
+        .step(begin_medium(0))
+        .step(belief(0, 0, 0).private())
+        .step(belief(0, 0, 0).source(MID_B))
+        .step(begin(1, Tier::Medium, Isolation::RawRead))
+        .disabled(read(1, 1))
         .finish();
 }

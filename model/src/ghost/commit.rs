@@ -144,6 +144,15 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
                 // Stale: a rival committed after the snapshot and before this commit began
                 // (one committed by this very commit is judged by authority, not as stale).
                 Reason::StaleWrite => Some(stale),
+                // Revision 3 (§6 (iii)): a rival committed after the record's observation,
+                // before this commit began.
+                Reason::StaleContent => Some(r.ghost_observed.is_some_and(|observed| {
+                    pre.ids().any(|x| {
+                        let o = pre.record(x);
+                        rival(x, &|o| seen(o))
+                            && o.seq.is_some_and(|s| s >= observed && s < pre.next_seq)
+                    })
+                })),
                 // The outcomes rank (revision 2): stale before higher before review. A record
                 // outranked or sent to review while a stale rival stood, or sent to review
                 // while a higher one stood, was decided by the wrong rival (revision 1's
@@ -175,14 +184,22 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
                 let any_truth = conflict_truth(&|_| true) == Some(true);
                 let property = match reason {
                     Reason::StaleWrite => 7,
+                    Reason::StaleContent => 16,
                     _ => 12,
                 };
                 post.ghost.violate(if any_truth { 17 } else { property });
             }
         }
         let ancestors = ghost_ancestors(post, id);
+        // Lineage reasons may name a record the belief transcribed (§6 (ii)).
+        let lineage = super::content::lineage(post, id);
         let any_ancestor = |p: &dyn Fn(&Record) -> bool| {
             ancestors
+                .iter()
+                .any(|a| p(post.record(a)) || p(pre.record(a)))
+        };
+        let any_lineage = |p: &dyn Fn(&Record) -> bool| {
+            lineage
                 .iter()
                 .any(|a| p(post.record(a)) || p(pre.record(a)))
         };
@@ -193,7 +210,7 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
                 11,
             ),
             (Life::Quarantined, Reason::InactiveParent) => (
-                any_ancestor(&|a| {
+                any_lineage(&|a| {
                     matches!(
                         a.life(),
                         Life::Revoked | Life::Superseded | Life::Quarantined
@@ -202,12 +219,15 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
                 13,
             ),
             (Life::Revoked, Reason::RevokedParent) => {
-                (any_ancestor(&|a| a.life() == Life::Revoked), 13)
+                (any_lineage(&|a| a.life() == Life::Revoked), 13)
             }
             (Life::Quarantined, Reason::UnstableDependency) => {
                 (any_ancestor(&|a| a.pending_revocation), 13)
             }
             (Life::Quarantined, Reason::Permission) => (any_ancestor(&|a| a.scope < r.scope), 3),
+            (Life::Quarantined, Reason::ContentPermission) => {
+                (!super::content::content_in_scope(post, id), 15)
+            }
             _ => (true, 0),
         };
         if !truthful {
@@ -243,9 +263,13 @@ pub(super) fn earlier_check_failed(
     let position = match reason {
         Reason::Evidence => 1,
         Reason::Expired => 2,
-        Reason::StaleWrite | Reason::Outranked | Reason::Review | Reason::ScopeReview => 3,
+        Reason::StaleWrite
+        | Reason::StaleContent
+        | Reason::Outranked
+        | Reason::Review
+        | Reason::ScopeReview => 3,
         Reason::RevokedParent | Reason::InactiveParent | Reason::UncommittedParent => 4,
-        Reason::Permission => 5,
+        Reason::Permission | Reason::ContentPermission => 5,
         Reason::UnstableDependency => 6,
         _ => return None,
     };

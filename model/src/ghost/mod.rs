@@ -1,5 +1,5 @@
 //! Ghost (history) variables for the history properties I1, I2 (the retracting step), I4, I5,
-//! I7, I9, I10–I13, I17 and I18 (docs/protocol.md §9).
+//! I7, I9, I10–I13, I15–I18 (docs/protocol.md §9).
 //!
 //! Each predicate here is written **independently** of the protocol code it judges: it reads raw
 //! state fields and re-states the spec's condition in its own words, never calling the gate, the
@@ -9,7 +9,8 @@
 //!
 //! One judge family per file: `entry.rs` (I4), `reads.rs` (I5 and the ghost snapshot), `commit.rs`
 //! (I10, I11, I13, the truth of reasons and the pipeline's order), `conflict.rs` (I7, I12),
-//! `action.rs` (I1, I9, I17's gate part, I18), `cascade.rs` (I2). This file holds the step
+//! `action.rs` (I1, I9, I17's gate part, I18), `cascade.rs` (I2), `content.rs` (the ghost's
+//! contexts, content and observations; I15, I16). This file holds the step
 //! dispatcher and the words the judges share (ancestry, contradiction, authority, in force, the
 //! permission rule).
 
@@ -17,6 +18,7 @@ mod action;
 mod cascade;
 mod commit;
 mod conflict;
+mod content;
 mod entry;
 mod reads;
 
@@ -29,6 +31,7 @@ use conflict::{
     judge_commit, judge_review_keep, judge_scope_reviews, judge_supersessions,
     remember_review_snapshots,
 };
+use content::{follow_serving, judge_committed_content};
 use entry::{judge_created, judge_entry_state};
 use reads::{begin_ghost_txn, forget_restaged, judge_reads};
 
@@ -43,6 +46,7 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
     if post.len() != pre.len() {
         judge_created(pre, op, post);
     }
+    follow_serving(pre, op, post);
     match *op {
         Op::Begin {
             agent,
@@ -115,6 +119,7 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         let committed = committed_in_step(pre, op, post);
         judge_entry_state(pre, op, committed, post);
         judge_commits(cfg, pre, committed, post);
+        judge_committed_content(pre, op, committed, post);
         judge_supersessions(cfg, pre, op, committed, superseded, post);
         judge_scope_reviews(op, committed, reviewed, post);
     }

@@ -171,6 +171,16 @@ pub fn resolve(record: RecordId, keep: bool) -> Op {
 }
 
 /// `Adopt(agent, record)`: stage a visible Raw record into the agent's transaction.
+/// `Read(agent, record)`: serve a visible record to the agent (revision 3).
+pub fn read(agent: u8, record: RecordId) -> Op {
+    Op::Read { agent, record }
+}
+
+/// `EndSession(agent)`: clear the agent's context (revision 3).
+pub fn end_session(agent: u8) -> Op {
+    Op::EndSession { agent }
+}
+
 pub fn adopt(agent: u8, record: RecordId) -> Op {
     Op::Adopt { agent, record }
 }
