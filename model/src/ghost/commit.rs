@@ -148,9 +148,11 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
                 // before this commit began.
                 Reason::StaleContent => Some(r.ghost_observed.is_some_and(|observed| {
                     pre.ids().any(|x| {
-                        let o = pre.record(x);
-                        rival(x, &|o| seen(o))
-                            && o.seq.is_some_and(|s| s >= observed && s < pre.next_seq)
+                        rival(x, seen)
+                            && pre
+                                .record(x)
+                                .seq
+                                .is_some_and(|s| s >= observed && s < pre.next_seq)
                     })
                 })),
                 // The outcomes rank (revision 2): stale before higher before review. A record
