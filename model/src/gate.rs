@@ -146,7 +146,7 @@ pub fn check(cfg: &Config, state: &State, agent: u8, support: RecordSet) -> Resu
         }
         check_support_in_force(cfg, state, support, strong)?;
         if cfg.variant != Variant::PaperGate {
-            check_support_stable(state, support)?;
+            check_support_stable(cfg, state, support)?;
         }
         if cfg.variant != Variant::Rev2Lineage {
             check_ancestors_in_force(cfg, state, support)?;
@@ -302,11 +302,15 @@ pub fn check_action_safe_support(
 }
 
 /// Decided rule of §7: no transitive ancestor of a support record is pending revocation
-/// (dependency stability at action time; the paper's gate, `paper-gate`, omits it).
-pub fn check_support_stable(state: &State, support: RecordSet) -> Result<(), GateBlock> {
+/// (dependency stability at action time; the paper's gate, `paper-gate`, omits it). Under
+/// provenance follows content the closure holds the records each transcribes (§6 (ii)).
+pub fn check_support_stable(
+    cfg: &Config,
+    state: &State,
+    support: RecordSet,
+) -> Result<(), GateBlock> {
     for record in support.iter() {
-        if let Some(ancestor) = state
-            .ancestors(record)
+        if let Some(ancestor) = crate::provenance::lineage_ancestors(cfg, state, record)
             .iter()
             .find(|&a| state.record(a).pending_revocation)
         {

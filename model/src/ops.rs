@@ -764,7 +764,6 @@ fn resolve(cfg: &Config, state: &mut State, id: RecordId, keep: bool) -> Applied
 /// reaches review after passing the evidence check, so that part could never refuse.
 fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 7] {
     let r = state.record(id);
-    let ancestors = state.ancestors(id);
     let lineage = provenance::lineage_ancestors(cfg, state, id);
     // Revision 3.2: under provenance follows content, against the record's observation.
     let staged_from = provenance::stale_from(cfg, r, r.review_seq.unwrap_or(0));
@@ -783,9 +782,7 @@ fn keep_refusals(cfg: &Config, state: &State, id: RecordId) -> [(bool, Rule); 7]
             Rule::EnKeepPermission,
         ),
         (
-            ancestors
-                .iter()
-                .all(|a| !state.record(a).pending_revocation),
+            lineage.iter().all(|a| !state.record(a).pending_revocation),
             Rule::EnKeepUnstable,
         ),
         // Named before staleness: a record in scope review is there because of the wider

@@ -57,7 +57,7 @@ fn checks(
     let (outranked, corrected) = check_semantic_conflict(cfg, state, id, ctx)?;
     let later = check_lineage(cfg, state, id)
         .and_then(|()| check_permission_inheritance(cfg, state, id))
-        .and_then(|()| check_dependency_stability(state, id));
+        .and_then(|()| check_dependency_stability(cfg, state, id));
     if later.is_err() && !outranked.union(corrected).is_empty() {
         // Decided (§6): an adjudication's effect on a rival takes place only if the record
         // itself commits; here it does not, and its rivals stay as they are.
@@ -363,10 +363,15 @@ pub fn check_permission_inheritance(
     }
 }
 
-/// Check 4, dependency stability: no transitive ancestor may have a pending revocation.
-pub fn check_dependency_stability(state: &State, id: RecordId) -> Result<(), Verdict> {
-    if state
-        .ancestors(id)
+/// Check 4, dependency stability: no transitive ancestor may have a pending revocation; under
+/// provenance follows content the records it transcribes count as ancestors (§6 (ii)), as for
+/// lineage.
+pub fn check_dependency_stability(
+    cfg: &Config,
+    state: &State,
+    id: RecordId,
+) -> Result<(), Verdict> {
+    if crate::provenance::lineage_ancestors(cfg, state, id)
         .iter()
         .any(|a| state.record(a).pending_revocation)
     {

@@ -137,21 +137,11 @@ pub fn transcribed(state: &State, agent: u8, r: &Record) -> RecordSet {
 /// The ancestors lineage and the gate's support closure judge (§6 (ii)): the transitive
 /// declared parents and, under provenance follows content, the transcribed records, and theirs.
 pub fn lineage_ancestors(cfg: &Config, state: &State, id: RecordId) -> RecordSet {
-    if !follows_content(cfg) {
-        return state.ancestors(id);
+    if follows_content(cfg) {
+        state.closure(id, |r| r.parents.union(r.transcribed))
+    } else {
+        state.ancestors(id)
     }
-    let mut out = RecordSet::EMPTY;
-    let r = state.record(id);
-    let mut todo = r.parents.union(r.transcribed);
-    while let Some(p) = todo.max() {
-        todo.remove(p);
-        if p != id && !out.contains(p) {
-            out.insert(p);
-            let x = state.record(p);
-            todo = todo.union(x.parents.union(x.transcribed));
-        }
-    }
-    out
 }
 
 /// May `agent` see every record of the content of `id` (§4, revision 3.2: visibility needs the

@@ -409,13 +409,19 @@ impl State {
     }
     /// Transitive ancestors of `id` (not including `id`).
     pub fn ancestors(&self, id: RecordId) -> RecordSet {
+        self.closure(id, |r| r.parents)
+    }
+    /// The records reachable from `id` over `edges` (each record's edges to earlier records),
+    /// not including `id`: the one walk behind [`State::ancestors`] and lineage over content
+    /// ([`crate::provenance::lineage_ancestors`]).
+    pub fn closure(&self, id: RecordId, edges: impl Fn(&Record) -> RecordSet) -> RecordSet {
         let mut out = RecordSet::EMPTY;
-        let mut todo = self.record(id).parents;
+        let mut todo = edges(self.record(id));
         while let Some(p) = todo.max() {
             todo.remove(p);
-            if !out.contains(p) {
+            if p != id && !out.contains(p) {
                 out.insert(p);
-                todo = todo.union(self.record(p).parents);
+                todo = todo.union(edges(self.record(p)));
             }
         }
         out

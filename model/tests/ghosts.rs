@@ -776,3 +776,50 @@ fn i16_breaks_when_a_retried_stale_write_commits() {
     assert_eq!(fresh.record(2).life(), Life::Committed);
     assert!(no_stale_content(&model(), &fresh));
 }
+
+#[test]
+fn i18_breaks_when_a_call_executes_on_a_transcription_of_a_record_in_doubt() {
+    // a0 commits r0; in a later transaction of the same session it writes the same value as
+    // r1 declaring no parent (r1 transcribes r0, §6 (ii)); r0's revocation is requested; a0
+    // calls an irreversible tool on r1.
+    let ops = [
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_B).into(),
+        commit(0),
+        request_revocation(0),
+        begin_medium(0),
+        irreversible(0, &[1]),
+    ];
+    let under = |variant: Variant| {
+        let cfg = wide(variant);
+        let mut s = State::initial();
+        for op in &ops {
+            match step(&cfg, &s, op) {
+                Ok(next) => s = next,
+                Err(refusal) => return Err(refusal.to_string()),
+            }
+        }
+        Ok(s)
+    };
+    // The protocol's gate counts r0 in r1's support closure and refuses the call.
+    let refused = under(Variant::Memtx).unwrap_err();
+    assert!(refused.contains("r0"), "{refused}");
+    // A transaction-scoped context forgot r0 at Begin: the call executes, on content whose
+    // source is already in doubt.
+    let txn = under(Variant::TxnProvenance).expect("txn-provenance lets the call through");
+    assert_eq!(txn.len(), 3, "the call executed");
+    assert!(!zero_downstream_harm(
+        &MemTx::new(wide(Variant::TxnProvenance)),
+        &txn
+    ));
+    // Under the paper's protocol the support closure is declared ancestry only (§9 I18: "under
+    // provenance follows content"): the same call is not I18's harm there.
+    let paper = under(Variant::PaperProvenance).expect("the paper's gate lets it through");
+    assert!(zero_downstream_harm(
+        &MemTx::new(wide(Variant::PaperProvenance)),
+        &paper
+    ));
+}

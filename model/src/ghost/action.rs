@@ -2,6 +2,7 @@
 //! doubt, I17's gate part and I18 zero downstream harm (docs/protocol.md §7, §9).
 
 use super::{ghost_ancestors, in_force, may_see};
+use crate::config::Config;
 use crate::lifecycle::Life;
 use crate::record::{Record, RecordId, RecordSet};
 use crate::state::{GhostTxn, State};
@@ -9,6 +10,7 @@ use crate::txn::Tier;
 
 /// I1, I9, I17 and I18, at the moment an irreversible call executes.
 pub(super) fn judge_irreversible_call(
+    cfg: &Config,
     pre: &State,
     agent: u8,
     support: RecordSet,
@@ -21,10 +23,16 @@ pub(super) fn judge_irreversible_call(
         post.ghost.violate(1);
     }
     // I9, in every tier (revision 3): remember which of its basis was already in doubt (a
-    // revocation requested).
+    // revocation requested). The basis is the support closure of §7: the support and its
+    // ancestors, and under provenance follows content what each transcribed (§6 (ii)), in the
+    // ghost's words.
     let mut basis = support;
     for s in support.iter() {
-        basis = basis.union(ghost_ancestors(pre, s));
+        basis = basis.union(if super::content::follows_content(cfg) {
+            super::content::lineage(pre, s)
+        } else {
+            ghost_ancestors(pre, s)
+        });
     }
     let doubted: RecordSet = basis
         .iter()

@@ -224,7 +224,7 @@ pub(super) fn judge_quarantine_reasons(cfg: &Config, pre: &State, agent: u8, pos
                 (any_lineage(&|a| a.life() == Life::Revoked), 13)
             }
             (Life::Quarantined, Reason::UnstableDependency) => {
-                (any_ancestor(&|a| a.pending_revocation), 13)
+                (any_lineage(&|a| a.pending_revocation), 13)
             }
             (Life::Quarantined, Reason::Permission) => (any_ancestor(&|a| a.scope < r.scope), 3),
             (Life::Quarantined, Reason::ContentPermission) => {

@@ -8,6 +8,7 @@
 //! states around it, never from the protocol's labels.
 
 use super::{contradict, may_see};
+use crate::config::{Config, Variant};
 use crate::lifecycle::Life;
 use crate::ops::Op;
 use crate::record::{Kind, Record, RecordId, RecordSet, Scope};
@@ -73,6 +74,13 @@ pub(super) fn follow_serving(pre: &State, op: &Op, post: &mut State) {
     }
     let context = &mut post.ghost.contexts[agent as usize];
     *context = context.union(served);
+}
+
+/// Is provenance follows content on (§6, §9 I18: "under provenance follows content")? Every
+/// variant but `paper-provenance`; restated here so that the properties scope themselves
+/// without asking the protocol.
+pub(super) fn follows_content(cfg: &Config) -> bool {
+    cfg.variant != Variant::PaperProvenance
 }
 
 /// The ancestors lineage judges, in the ghost's words (§6 (ii)): the transitive declared

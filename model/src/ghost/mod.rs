@@ -61,7 +61,7 @@ pub fn observe_step(cfg: &Config, pre: &State, op: &Op, post: &mut State) {
         } => {
             judge_reads(pre, agent, support, &mut post.ghost);
             if !reversible {
-                judge_irreversible_call(pre, agent, support, post);
+                judge_irreversible_call(cfg, pre, agent, support, post);
             }
         }
         Op::Commit { agent } => {
