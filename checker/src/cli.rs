@@ -333,6 +333,12 @@ pub struct BenchArgs {
     /// that count them, and print what rule coverage costs (target: at most 5 %).
     #[arg(long)]
     pub coverage_baseline: bool,
+    /// A memtx binary built from an earlier commit (`scripts/build-baseline.sh` builds the last
+    /// commit before revision 3): its runs of the same preset, both engines, interleave with
+    /// this binary's, and the report prints the time per distinct state against it (target: at
+    /// most 15 % slower) and the fast engine's lead over stateright's BFS under each.
+    #[arg(long, value_name = "PATH")]
+    pub baseline_binary: Option<PathBuf>,
     /// Instead of the engines: the MemTX preset (and each --two-phase model) on N local
     /// processes × 1 thread (timely over loopback) against 1 process × N threads (the fast
     /// engine), interleaved `--repeat` times, each run in processes of its own; prints one

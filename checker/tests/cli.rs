@@ -359,6 +359,68 @@ fn bench_runs_each_measurement_in_its_own_process_and_compares_engines() {
 }
 
 #[test]
+fn bench_compares_against_a_baseline_binary_in_one_run() {
+    let dir = scratch("bench-baseline");
+    // This binary as its own baseline: both subjects count the same states, and the table
+    // says per thread count how much slower per distinct state, against the 15 % target.
+    let me = env!("CARGO_BIN_EXE_memtx");
+    let out = memtx(
+        &[
+            "bench",
+            "--preset",
+            "evidence",
+            "--threads",
+            "1",
+            "--skip-stateright",
+            "--baseline-binary",
+            me,
+        ],
+        &dir,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("## Against the baseline binary"), "{table}");
+    assert!(
+        table.contains("MemTX, preset evidence, baseline binary"),
+        "{table}"
+    );
+    let row = table
+        .lines()
+        .skip_while(|l| !l.starts_with("## Against the baseline binary"))
+        .find(|l| l.starts_with("| 1 |"))
+        .unwrap_or_else(|| panic!("no ratio row: {table}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let slower: f64 = cells[4]
+        .trim_end_matches(" %")
+        .parse()
+        .expect("a percentage");
+    assert!(slower.abs() < 100.0, "{row}");
+    assert!(
+        row.ends_with("| not measured (--skip-stateright) |"),
+        "{row}"
+    );
+    // Two children per round (this binary, the baseline).
+    assert_eq!(stderr.matches("bench: ").count(), 2, "{stderr}");
+    // A baseline that is not there, or that fails, is the user's error.
+    let missing = memtx(&["bench", "--baseline-binary", "no-such-memtx"], &dir);
+    assert_user_error(&missing, "--baseline-binary no-such-memtx: no such file");
+    let failing = memtx(
+        &[
+            "bench",
+            "--skip-stateright",
+            "--baseline-binary",
+            "/bin/false",
+        ],
+        &dir,
+    );
+    assert_user_error(
+        &failing,
+        "--baseline-binary /bin/false: benchmark process failed",
+    );
+}
+
+#[test]
 fn bench_repeats_report_the_median_run_and_every_time() {
     let dir = scratch("bench-repeat");
     let args = [

@@ -24,10 +24,12 @@ use crate::two_phase_commit::TwoPhaseSys;
 use memtx_model::{MemTx, Variant};
 use std::process::Command;
 
-/// One benchmarked model: its label and the arguments that select it in a child.
+/// One benchmarked model: its label, the arguments that select it in a child, and the binary
+/// that runs it (this one, or `--baseline-binary`).
 struct Subject {
     label: String,
     args: Vec<String>,
+    binary: Option<std::path::PathBuf>,
 }
 
 /// Runs `memtx bench`; exit code 0.
@@ -69,9 +71,43 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
         }
         return Ok(0);
     }
+    if args.coverage_baseline && args.baseline_binary.is_some() {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--coverage-baseline and --baseline-binary each compare against a baseline: give one",
+        ));
+    }
+    // Absolute (symbolic links kept, as the user named it), so that a bare file name is not
+    // looked up in PATH.
+    let baseline_binary = match &args.baseline_binary {
+        Some(path) => match std::path::absolute(path) {
+            Ok(abs) if abs.is_file() => Some(abs),
+            _ => {
+                return Err(UserError::new(
+                    ErrorKind::Usage,
+                    format!(
+                        "--baseline-binary {}: no such file (scripts/build-baseline.sh builds one)",
+                        path.display()
+                    ),
+                ))
+            }
+        },
+        None => None,
+    };
+    if let Some(path) = &baseline_binary {
+        // Before any long measurement: does the baseline run a benchmark child at all (2PC
+        // with 2 RMs, a few milliseconds)?
+        let probe = Subject {
+            label: String::new(),
+            args: vec!["--two-phase".into(), "2".into()],
+            binary: Some(path.clone()),
+        };
+        measure_in_child(&probe, EngineArg::Fast, 1)?;
+    }
     let mut subjects = vec![Subject {
         label: format!("MemTX, preset {}", args.preset),
         args: vec!["--preset".into(), args.preset.clone()],
+        binary: None,
     }];
     if args.coverage_baseline {
         subjects.push(Subject {
@@ -81,11 +117,20 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
                 args.preset.clone(),
                 "--no-rule-coverage".into(),
             ],
+            binary: None,
+        });
+    }
+    if let Some(path) = &baseline_binary {
+        subjects.push(Subject {
+            label: format!("MemTX, preset {}, baseline binary", args.preset),
+            args: vec!["--preset".into(), args.preset.clone()],
+            binary: Some(path.clone()),
         });
     }
     subjects.extend(args.two_phase.iter().map(|rms| Subject {
         label: format!("2PC, {rms} RMs"),
         args: vec!["--two-phase".into(), rms.to_string()],
+        binary: None,
     }));
     let mut engines = vec![EngineArg::Fast];
     if !args.skip_stateright {
@@ -105,9 +150,10 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
          stateright's BFS at the same thread count.\n\n",
         std::env::args().collect::<Vec<_>>().join(" ")
     );
-    // The coverage baseline is interleaved with the MemTX runs it is compared with: the two
-    // MemTX subjects form one group, every other subject a group of its own.
-    let groups: Vec<Vec<&Subject>> = if args.coverage_baseline {
+    // A baseline (coverage or binary) is interleaved with the MemTX runs it is compared with:
+    // the two MemTX subjects form one group, every other subject a group of its own.
+    let baseline = args.coverage_baseline || args.baseline_binary.is_some();
+    let groups: Vec<Vec<&Subject>> = if baseline {
         let mut g = vec![subjects[..2].iter().collect::<Vec<_>>()];
         g.extend(subjects[2..].iter().map(|s| vec![s]));
         g
@@ -115,6 +161,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
         subjects.iter().map(|s| vec![s]).collect()
     };
     let mut fast_medians: Vec<(String, usize, f64)> = Vec::new();
+    let mut medians: Vec<(String, EngineRun)> = Vec::new();
     for group in &groups {
         // Every (subject, engine, threads) of the group once per round, so that a slow spell
         // of the machine affects all of them alike.
@@ -154,9 +201,18 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
             for r in runs.iter().filter(|r| r.engine == Engine::Fast) {
                 fast_medians.push((subject.label.clone(), r.threads, r.seconds));
             }
+            medians.extend(runs.iter().map(|r| (subject.label.clone(), r.clone())));
             out.push_str(&BenchResult::collect(&subject.label, runs).to_markdown());
             out.push('\n');
         }
+    }
+    if let Some(path) = &baseline_binary {
+        out.push_str(&against_baseline(
+            &path.display().to_string(),
+            &subjects[0].label,
+            &subjects[1].label,
+            &medians,
+        ));
     }
     if args.coverage_baseline {
         out.push_str(&coverage_overhead(
@@ -187,6 +243,66 @@ fn coverage_overhead(with: &str, without: &str, medians: &[(String, usize, f64)]
                 (counted / base - 1.0) * 100.0
             ));
         }
+    }
+    out.push('\n');
+    out
+}
+
+/// This binary against `--baseline-binary` on one preset, per thread count, from the median
+/// runs of this run: seconds per distinct state (the two models may count different states),
+/// and the fast engine's lead over stateright's BFS under each.
+fn against_baseline(
+    path: &str,
+    ours: &str,
+    theirs: &str,
+    medians: &[(String, EngineRun)],
+) -> String {
+    let find = |label: &str, engine: Engine, threads: usize| {
+        medians
+            .iter()
+            .find(|(l, r)| l == label && r.engine == engine && r.threads == threads)
+            .map(|(_, r)| r)
+    };
+    let per_state = |r: &EngineRun| r.seconds / r.unique_states.max(1) as f64;
+    let mut out = format!(
+        "## Against the baseline binary\n\nBaseline: `{path}`, measured in this run, interleaved. \
+         Time per distinct state (the two models may have different state counts); target: at \
+         most 15 % slower. The fast engine's lead is its distinct states/s over stateright's BFS \
+         at the same thread count; target: no smaller than the baseline's.\n\n\
+         | threads | µs per state | baseline | slower by | target | fast lead | baseline lead | target |\n\
+         |---:|---:|---:|---:|---|---:|---:|---|\n"
+    );
+    let threads: Vec<usize> = medians
+        .iter()
+        .filter(|(l, r)| l == ours && r.engine == Engine::Fast)
+        .map(|(_, r)| r.threads)
+        .collect();
+    for t in threads {
+        let (Some(a), Some(b)) = (find(ours, Engine::Fast, t), find(theirs, Engine::Fast, t))
+        else {
+            continue;
+        };
+        let slower = per_state(a) / per_state(b) - 1.0;
+        let lead = |label: &str, fast: &EngineRun| {
+            find(label, Engine::StaterightBfs, t)
+                .map(|s| fast.states_per_second / s.states_per_second.max(f64::MIN_POSITIVE))
+        };
+        let (lead_ours, lead_theirs) = (lead(ours, a), lead(theirs, b));
+        let show = |x: Option<f64>| x.map_or("—".to_string(), |x| format!("{x:.2}×"));
+        let lead_verdict = match (lead_ours, lead_theirs) {
+            (Some(x), Some(y)) if x >= y => "met",
+            (Some(_), Some(_)) => "missed",
+            _ => "not measured (--skip-stateright)",
+        };
+        out.push_str(&format!(
+            "| {t} | {:.3} | {:.3} | {:+.1} % | {} | {} | {} | {lead_verdict} |\n",
+            per_state(a) * 1e6,
+            per_state(b) * 1e6,
+            slower * 100.0,
+            if slower <= 0.15 { "met" } else { "missed" },
+            show(lead_ours),
+            show(lead_theirs),
+        ));
     }
     out.push('\n');
     out
@@ -328,6 +444,7 @@ impl Compared {
                 let subject = Subject {
                     label: self.label(),
                     args: strings(&["--two-phase", &rms.to_string()]),
+                    binary: None,
                 };
                 Ok(Measured::from(&measure_in_child(
                     &subject,
@@ -453,8 +570,11 @@ fn measure_in_child(
     threads: usize,
 ) -> Result<EngineRun, UserError> {
     let bug = |what: String| UserError::new(ErrorKind::Io, format!("[memtx internal bug] {what}"));
-    let exe = std::env::current_exe()
-        .map_err(|e| bug(format!("cannot find the running executable: {e}")))?;
+    let exe = match &subject.binary {
+        Some(path) => path.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| bug(format!("cannot find the running executable: {e}")))?,
+    };
     let engine_name = match engine {
         EngineArg::Fast => "fast",
         EngineArg::Stateright => "stateright",
@@ -465,16 +585,25 @@ fn measure_in_child(
         .args(["--threads", &threads.to_string(), "--run-one", engine_name])
         .output()
         .map_err(|e| bug(format!("cannot start a benchmark process: {e}")))?;
+    // A baseline binary is the user's: its failures are not this binary's bugs.
+    let fail = |what: String| match &subject.binary {
+        Some(path) => UserError::new(
+            ErrorKind::Usage,
+            format!("--baseline-binary {}: {what}", path.display()),
+        ),
+        None => bug(what),
+    };
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(bug(format!(
-            "benchmark process failed ({}): {}",
+        let why = stderr.lines().next().unwrap_or("").trim();
+        return Err(fail(format!(
+            "benchmark process failed ({}){}{why}",
             output.status,
-            stderr.trim()
+            if why.is_empty() { "" } else { ": " }
         )));
     }
     serde_json::from_slice(&output.stdout)
-        .map_err(|e| bug(format!("unreadable benchmark process output: {e}")))
+        .map_err(|e| fail(format!("unreadable benchmark process output: {e}")))
 }
 
 /// The child side: one engine, the first thread count, the MemTX preset or the one 2PC model.
