@@ -16,6 +16,7 @@
 //! preset × variant, so that CI notices when a change to the model or to an engine changes what is
 //! explored ([`Manifest::compare`] lists the drifts), as the tlaplus/Examples repository does.
 
+pub mod availability;
 pub mod dag;
 pub mod html;
 pub mod plot;
