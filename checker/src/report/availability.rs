@@ -116,6 +116,21 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
+/// The examples `other` reaches that `ours` does not, and those `ours` reaches later, as
+/// (key, our depth, their depth).
+fn differences<'a>(ours: &'a Row, other: &'a Row) -> (Vec<&'a str>, Vec<(&'a str, usize, usize)>) {
+    let mut lost = Vec::new();
+    let mut later = Vec::new();
+    for ((key, mine), (_, theirs)) in ours.examples.iter().zip(&other.examples) {
+        match (mine, theirs) {
+            (None, Some(_)) => lost.push(key.as_str()),
+            (Some(m), Some(t)) if m > t => later.push((key.as_str(), *m, *t)),
+            _ => {}
+        }
+    }
+    (lost, later)
+}
+
 /// What the protocol (`rows[0]`) costs against each other row, in sentences computed from the
 /// table: examples lost or reached later, and the executed share of attempted calls.
 pub fn verdict(preset: &str, rows: &[Row]) -> Vec<String> {
@@ -124,15 +139,11 @@ pub fn verdict(preset: &str, rows: &[Row]) -> Vec<String> {
     };
     let mut out = Vec::new();
     for other in others {
-        let mut lost = Vec::new();
-        let mut later = Vec::new();
-        for ((key, mine), (_, theirs)) in ours.examples.iter().zip(&other.examples) {
-            match (mine, theirs) {
-                (None, Some(_)) => lost.push(key.as_str()),
-                (Some(m), Some(t)) if m > t => later.push(format!("{key} at {m} steps, not {t}")),
-                _ => {}
-            }
-        }
+        let (lost, later) = differences(ours, other);
+        let later: Vec<String> = later
+            .iter()
+            .map(|(key, m, t)| format!("{key} at {m} steps, not {t}"))
+            .collect();
         let examples = match (lost.is_empty(), later.is_empty()) {
             (true, true) => format!(
                 "reaches every example `{}` reaches, each as early",
@@ -177,13 +188,9 @@ pub fn summary(presets: &[(String, Vec<Row>)]) -> Vec<String> {
             let (Some(a), Some(b)) = (rows.first(), rows.get(i + 1)) else {
                 continue;
             };
-            for ((key, mine), (_, other)) in a.examples.iter().zip(&b.examples) {
-                match (mine, other) {
-                    (None, Some(_)) => lost.push(format!("{key} on `{preset}`")),
-                    (Some(m), Some(t)) if m > t => later += 1,
-                    _ => {}
-                }
-            }
+            let (l, slower) = differences(a, b);
+            lost.extend(l.iter().map(|key| format!("{key} on `{preset}`")));
+            later += slower.len();
             ours = (ours.0 + a.executed, ours.1 + a.executed + a.blocked);
             theirs = (theirs.0 + b.executed, theirs.1 + b.executed + b.blocked);
         }
