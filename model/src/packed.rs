@@ -1,7 +1,8 @@
 //! A compact, canonical byte encoding of [`State`] for explorers' frontiers and exact mode.
 //!
 //! Layout: `clock, next_seq, len`, the ghost's verdicts ([`VERDICT_BYTES`], sized by the property
-//! table), then per used record 25 bytes, then a presence mask
+//! table), then per used record 20 bytes (small enumerations share a byte, see
+//! [`pack_record`]), then a presence mask
 //! of transactions and 5 bytes per open one, then a mask of the agents whose context is not
 //! empty and 2 bytes per such context, then 2 bytes of rollback log per used record, then
 //! the *ghost trailer*: a count and 9 bytes per ghost field that differs from the protocol field
@@ -72,7 +73,7 @@ const REASONS: [Reason; 21] = [
 ];
 
 /// Bytes per packed record.
-const RECORD_BYTES: usize = 25;
+const RECORD_BYTES: usize = 20;
 /// Bytes per packed open transaction.
 const TXN_BYTES: usize = 5;
 /// Bytes per entry of the ghost trailer.
@@ -127,10 +128,17 @@ impl Writer<'_> {
 }
 
 /// Bytes at the start of a record's encoding that hold what the record was created with.
-const CREATED_BYTES: usize = 11;
+const CREATED_BYTES: usize = 9;
+
+/// The code of "none" in the four-bit field of an effect (effects are 0..=2).
+const NO_EFFECT: u8 = 3;
+/// The code of "none" in the five-bit field of a reason (reasons are 0..=20).
+const NO_REASON: u8 = 31;
+/// The code of "none" in the three-bit field of a writer (agents are below [`MAX_AGENTS`]).
+const NO_WRITER: u8 = 7;
 
 /// The *locality key* of an encoded state: a hash of its record count and of what every
-/// record was created with (the first `CREATED_BYTES` = 11 bytes of each record's encoding).
+/// record was created with (the first `CREATED_BYTES` = 9 bytes of each record's encoding).
 ///
 /// Only the operations that add a record (Observe, Stage, CallTool) and Rebuild (which
 /// drops a view's revoked parents) change it; beginning, committing, aborting, revoking and
@@ -160,19 +168,17 @@ pub fn locality(bytes: &[u8]) -> u64 {
     key
 }
 
-/// What `r` was created with (kind, slot, value, source, confidence, owner, scope, parents,
-/// validity), encoded: the first `CREATED_BYTES` bytes of its packed form, and what
-/// [`locality`] hashes.
+/// What `r` was created with (kind, confidence and scope in one byte; slot, value, source,
+/// owner, parents, validity), encoded: the first `CREATED_BYTES` bytes of its packed form,
+/// and what [`locality`] hashes.
 fn created_bytes(r: &Record) -> [u8; CREATED_BYTES] {
     let [p0, p1] = r.parents.0.to_le_bytes();
     [
-        r.kind as u8,
+        r.kind as u8 | (r.confidence as u8) << 3 | (r.scope as u8) << 4,
         r.slot,
         r.value,
         r.source,
-        r.confidence as u8,
         r.owner,
-        r.scope as u8,
         p0,
         p1,
         r.validity.from,
@@ -180,30 +186,36 @@ fn created_bytes(r: &Record) -> [u8; CREATED_BYTES] {
     ]
 }
 
+/// A record's 20 bytes: what it was created with ([`created_bytes`]), then its lifecycle
+/// (life, a pending revocation and its effect in one byte; its reason and writer in one), its
+/// commit sequence number, the supports in doubt when it executed, its review snapshot and its
+/// labels (implicit provenance, observation, transcriptions). Sharing bytes saves 5 of 25
+/// per record, which every successor's packing, fingerprint, batch and frontier entry pays.
 fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
-    let [kind, slot, value, source, confidence, owner, scope, p0, p1, from, until] =
-        created_bytes(r);
+    let [kcs, slot, value, source, owner, p0, p1, from, until] = created_bytes(r);
     let [d0, d1] = r.doubted_at_execution.0.to_le_bytes();
     let [i0, i1] = r.implicit.0.to_le_bytes();
     let [t0, t1] = r.transcribed.0.to_le_bytes();
+    debug_assert!(
+        r.writer.is_none_or(|w| (w as usize) < MAX_AGENTS),
+        "[memtx internal bug] a writer outside the agents"
+    );
+    let effect = r.effect.map_or(NO_EFFECT, |e| e as u8);
+    let reason = r.reason.map_or(NO_REASON, |x| x as u8);
+    let writer = r.writer.map_or(NO_WRITER, |w| w & NO_WRITER);
     [
-        kind,
+        kcs,
         slot,
         value,
         source,
-        confidence,
         owner,
-        scope,
         p0,
         p1,
         from,
         until,
-        r.life() as u8,
-        opt(r.reason.map(|x| x as u8)),
-        opt(r.writer),
+        r.life() as u8 | (r.pending_revocation as u8) << 3 | effect << 4,
+        reason | writer << 5,
         opt(r.seq),
-        opt(r.effect.map(|e| e as u8)),
-        r.pending_revocation as u8,
         d0,
         d1,
         opt(r.review_seq),
@@ -216,41 +228,41 @@ fn pack_record(r: &Record) -> [u8; RECORD_BYTES] {
 }
 
 /// Decodes one record into `r`, field by field (no temporary record is built and copied);
-/// `None` if a byte is out of its field's range.
+/// `None` if a field's bits are out of its range (so that only [`pack_record`]'s bytes decode).
 fn unpack_record(b: &[u8; RECORD_BYTES], r: &mut Record) -> Option<()> {
-    r.kind = pick(&KINDS, b[0])?;
+    r.kind = pick(&KINDS, b[0] & 7)?;
+    r.confidence = pick(&CONFIDENCES, (b[0] >> 3) & 1)?;
+    r.scope = pick(&SCOPES, b[0] >> 4)?;
     r.slot = b[1];
     r.value = b[2];
     r.source = b[3];
-    r.confidence = pick(&CONFIDENCES, b[4])?;
-    r.owner = b[5];
-    r.scope = pick(&SCOPES, b[6])?;
-    r.parents = RecordSet(u16::from_le_bytes([b[7], b[8]]));
+    r.owner = b[4];
+    r.parents = RecordSet(u16::from_le_bytes([b[5], b[6]]));
     r.validity = Validity {
-        from: b[9],
-        until: b[10],
+        from: b[7],
+        until: b[8],
     };
-    r.life = pick(&Life::ALL, b[11])?;
-    r.reason = match from_opt(b[12]) {
-        Some(i) => Some(pick(&REASONS, i)?),
-        None => None,
+    r.life = pick(&Life::ALL, b[9] & 7)?;
+    r.pending_revocation = (b[9] >> 3) & 1 == 1;
+    r.effect = match b[9] >> 4 {
+        NO_EFFECT => None,
+        e => Some(pick(&EFFECTS, e)?),
     };
-    r.writer = from_opt(b[13]);
-    r.seq = from_opt(b[14]);
-    r.effect = match from_opt(b[15]) {
-        Some(i) => Some(pick(&EFFECTS, i)?),
-        None => None,
+    r.reason = match b[10] & 31 {
+        NO_REASON => None,
+        x => Some(pick(&REASONS, x)?),
     };
-    r.pending_revocation = match b[16] {
-        0 => false,
-        1 => true,
+    r.writer = match b[10] >> 5 {
+        NO_WRITER => None,
+        w if (w as usize) < MAX_AGENTS => Some(w),
         _ => return None,
     };
-    r.doubted_at_execution = RecordSet(u16::from_le_bytes([b[17], b[18]]));
-    r.review_seq = from_opt(b[19]);
-    r.implicit = RecordSet(u16::from_le_bytes([b[20], b[21]]));
-    r.observed = from_opt(b[22]);
-    r.transcribed = RecordSet(u16::from_le_bytes([b[23], b[24]]));
+    r.seq = from_opt(b[11]);
+    r.doubted_at_execution = RecordSet(u16::from_le_bytes([b[12], b[13]]));
+    r.review_seq = from_opt(b[14]);
+    r.implicit = RecordSet(u16::from_le_bytes([b[15], b[16]]));
+    r.observed = from_opt(b[17]);
+    r.transcribed = RecordSet(u16::from_le_bytes([b[18], b[19]]));
     // The ghost's copies mirror them unless the ghost trailer says otherwise.
     r.ghost_review_seq = r.review_seq;
     r.ghost_implicit = r.implicit;
@@ -537,6 +549,52 @@ mod tests {
         assert!(ISOLATIONS.iter().enumerate().all(|(i, v)| *v as usize == i));
         assert!(REASONS.iter().enumerate().all(|(i, v)| *v as usize == i));
         assert!(Life::ALL.iter().enumerate().all(|(i, v)| *v as usize == i));
+    }
+
+    #[test]
+    fn every_value_of_the_fields_that_share_a_byte_round_trips() {
+        let mut r = Record::default();
+        let mut back = Record::default();
+        let writers = [None, Some(0), Some(MAX_AGENTS as u8 - 1)];
+        let effects = [None].into_iter().chain(EFFECTS.map(Some));
+        for (kind, scope, confidence) in KINDS.iter().flat_map(|&k| {
+            SCOPES
+                .iter()
+                .flat_map(move |&s| CONFIDENCES.map(|c| (k, s, c)))
+        }) {
+            (r.kind, r.scope, r.confidence) = (kind, scope, confidence);
+            assert!(unpack_record(&pack_record(&r), &mut back).is_some());
+            assert_eq!(back, r);
+        }
+        for (life, pending, effect) in Life::ALL.iter().flat_map(|&l| {
+            effects
+                .clone()
+                .flat_map(move |e| [false, true].map(|p| (l, p, e)))
+        }) {
+            (r.life, r.pending_revocation, r.effect) = (life, pending, effect);
+            assert!(unpack_record(&pack_record(&r), &mut back).is_some());
+            assert_eq!(back, r);
+        }
+        for (reason, writer) in [None]
+            .into_iter()
+            .chain(REASONS.map(Some))
+            .flat_map(|x| writers.map(|w| (x, w)))
+        {
+            (r.reason, r.writer) = (reason, writer);
+            assert!(unpack_record(&pack_record(&r), &mut back).is_some());
+            assert_eq!(back, r);
+        }
+        // Codes no value has are refused, not decoded as a neighbour.
+        let good = pack_record(&r);
+        for (at, byte) in [(0, 3 << 4), (0, 5), (9, 4 << 4), (10, 25), (10, 4 << 5)] {
+            let mut bad = good;
+            bad[at] = byte;
+            assert_eq!(
+                unpack_record(&bad, &mut back),
+                None,
+                "byte {at} = {byte:#x}"
+            );
+        }
     }
 
     #[test]
