@@ -26,6 +26,7 @@ pub mod explore;
 pub mod fsutil;
 pub mod input;
 pub mod interrupt;
+pub mod paired;
 pub mod progress;
 pub mod report;
 pub mod setup;

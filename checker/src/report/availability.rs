@@ -8,10 +8,16 @@
 //! distinct state it is attempted from (the rule-coverage tally of `op.call-irreversible` and
 //! of the `gate.block.*` rules: every distinct state is expanded once, each call once from it).
 //! The two protocols reach different states, so these are totals over each protocol's own
-//! reachable space, not a pairing of one call under both; the prose verdict says so.
+//! reachable space. The *paired* tables ([`PairedRow`], from [`crate::paired`]) pair them: one
+//! sequence of operations under both protocols, each irreversible call classified by what each
+//! decides, with the shortest sequence whose last call one protocol executes and the other
+//! refuses.
 
 use super::{RunReport, Verdict};
+use crate::paired::{Outcome, PairedOutcome};
+use memtx_model::display::op_line;
 use memtx_model::properties::PROPERTIES;
+use memtx_model::Op;
 
 /// The variants the protocol is compared with, in table order after `memtx`.
 pub const COMPARED: [&str; 3] = ["paper-provenance", "rev2-lineage", "rev2-scopes"];
@@ -221,6 +227,120 @@ pub fn summary(presets: &[(String, Vec<Row>)]) -> Vec<String> {
     out
 }
 
+/// The paired comparison of `memtx` with one variant on one preset.
+#[derive(Clone, Debug)]
+pub struct PairedRow {
+    /// The variant `memtx` is paired with.
+    pub variant: String,
+    /// What the product run found.
+    pub outcome: PairedOutcome,
+}
+
+impl PairedRow {
+    /// Calls `memtx` executes and the other refuses (its gate, or not enabled).
+    fn ours_only(&self) -> u64 {
+        let c = |o| self.outcome.count(o).steps;
+        c(Outcome::LeftOnlyGate) + c(Outcome::LeftOnlyDisabled)
+    }
+
+    /// Calls the other executes and `memtx` refuses.
+    fn theirs_only(&self) -> u64 {
+        let c = |o| self.outcome.count(o).steps;
+        c(Outcome::RightOnlyGate) + c(Outcome::RightOnlyDisabled)
+    }
+
+    /// Calls at least one of the two executes.
+    fn executed_by_either(&self) -> u64 {
+        self.outcome.count(Outcome::BothExecute).steps + self.ours_only() + self.theirs_only()
+    }
+}
+
+/// The Markdown table of one preset's paired runs.
+pub fn paired_table(rows: &[PairedRow]) -> String {
+    let mut out = String::from(
+        "| paired with | states | both execute | only `memtx`: the other's gate blocks | only \
+         `memtx`: not enabled under the other | only the other: `memtx`'s gate blocks | only the \
+         other: not enabled under `memtx` | neither executes | other operations only `memtx` \
+         performs | only the other performs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for row in rows {
+        out.push_str(&format!("| `{}` | {} |", row.variant, row.outcome.states));
+        for o in Outcome::ALL {
+            out.push_str(&format!(" {} |", row.outcome.count(o).steps));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A shortest trace in one line: its operations, as `memtx replay` labels them.
+fn trace_line(ops: &[Op]) -> String {
+    ops.iter()
+        .map(|op| format!("`{}`", op_line(op)))
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+/// Per paired run, the calls one protocol executes alone, and the shortest trace of each
+/// direction, in sentences computed from the run.
+pub fn paired_verdict(preset: &str, rows: &[PairedRow]) -> Vec<String> {
+    let mut out = Vec::new();
+    for row in rows {
+        let other = &row.variant;
+        out.push(format!(
+            "`{preset}`, paired with `{other}`: of {} irreversible calls at least one of them \
+             executes, `memtx` alone executes {} and `{other}` alone {}.",
+            row.executed_by_either(),
+            row.ours_only(),
+            row.theirs_only()
+        ));
+        for (who, refuses, witness) in [
+            ("`memtx`", format!("`{other}`"), &row.outcome.left_only),
+            (
+                &*format!("`{other}`"),
+                "`memtx`".to_string(),
+                &row.outcome.right_only,
+            ),
+        ] {
+            if let Some(w) = witness {
+                out.push(format!(
+                    "shortest call {who} executes and {refuses} refuses ({} steps; {refuses}: \
+                     {}): {}",
+                    w.ops.len(),
+                    w.refusal,
+                    trace_line(&w.ops)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The paired verdict on top: per compared variant, over every preset, the calls each protocol
+/// executes alone on the same operations.
+pub fn paired_summary(presets: &[(String, Vec<PairedRow>)]) -> Vec<String> {
+    COMPARED
+        .iter()
+        .map(|variant| {
+            let rows = presets
+                .iter()
+                .flat_map(|(_, rows)| rows.iter().filter(|r| r.variant == *variant));
+            let (mut either, mut ours, mut theirs, mut n) = (0, 0, 0, 0);
+            for r in rows {
+                either += r.executed_by_either();
+                ours += r.ours_only();
+                theirs += r.theirs_only();
+                n += 1;
+            }
+            format!(
+                "Paired with `{variant}` on the same operations, over {n} presets: of {either} \
+                 irreversible calls at least one executes, `memtx` alone executes {ours} and \
+                 `{variant}` alone {theirs}."
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,5 +380,51 @@ mod tests {
             "| `memtx` | 10 | 2 | — | 5 | 1 | 3 | 25.0 % |"
         );
         assert!(table(&[ours]).starts_with("| protocol | states | E1 | E2 | E3 | calls executed"));
+    }
+
+    #[test]
+    fn the_paired_verdict_counts_each_direction_and_names_its_shortest_trace() {
+        use crate::paired::{Count, Witness};
+        let count = |steps| Count {
+            steps,
+            first_step: 1,
+        };
+        let row = PairedRow {
+            variant: "paper-provenance".into(),
+            outcome: PairedOutcome {
+                states: 7,
+                counts: vec![
+                    count(10),
+                    count(1),
+                    count(2),
+                    count(3),
+                    count(4),
+                    count(5),
+                    count(6),
+                    count(8),
+                ],
+                left_only: None,
+                right_only: Some(Witness {
+                    ops: vec![Op::Tick, Op::EndSession { agent: 0 }],
+                    refusal: "blocked".into(),
+                }),
+            },
+        };
+        let v = paired_verdict("quick", std::slice::from_ref(&row));
+        assert_eq!(
+            v[0],
+            "`quick`, paired with `paper-provenance`: of 20 irreversible calls at least one of \
+             them executes, `memtx` alone executes 3 and `paper-provenance` alone 7."
+        );
+        assert_eq!(v.len(), 2, "no line for a direction without a trace: {v:?}");
+        assert!(v[1].starts_with(
+            "shortest call `paper-provenance` executes and `memtx` refuses (2 steps; `memtx`: \
+             blocked): `Tick` → `"
+        ));
+        assert!(paired_table(&[row])
+            .ends_with("| `paper-provenance` | 7 | 10 | 1 | 2 | 3 | 4 | 5 | 6 | 8 |\n"));
+        let s = paired_summary(&[("quick".into(), vec![])]);
+        assert_eq!(s.len(), COMPARED.len());
+        assert!(s[0].contains("over 0 presets: of 0"));
     }
 }
