@@ -2,7 +2,7 @@
 //!
 //! Layout: `clock, next_seq, len`, the ghost's verdicts ([`VERDICT_BYTES`], sized by the property
 //! table), then per used record 20 bytes (small enumerations share a byte, see
-//! [`pack_record`]), then a presence mask
+//! `pack_record`), then a presence mask
 //! of transactions and 5 bytes per open one, then a mask of the agents whose context is not
 //! empty and 2 bytes per such context, then 2 bytes of rollback log per used record, then
 //! the *ghost trailer*: a count and 9 bytes per ghost field that differs from the protocol field
