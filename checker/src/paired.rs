@@ -207,13 +207,18 @@ impl Model for Paired {
             return;
         }
         candidate_ops(&self.left, &s.left, actions);
-        let mut right = Vec::new();
-        candidate_ops(&self.right, &s.right, &mut right);
-        for op in right {
-            if !actions.contains(&op) {
-                actions.push(op);
+        // The right side's proposals are appended to the same buffer (no allocation per
+        // state) and those the left side already proposed are dropped, in order.
+        let left = actions.len();
+        candidate_ops(&self.right, &s.right, actions);
+        let mut kept = left;
+        for i in left..actions.len() {
+            if !actions[..left].contains(&actions[i]) {
+                actions.swap(kept, i);
+                kept += 1;
             }
         }
+        actions.truncate(kept);
     }
 
     fn next_state(&self, s: &PairedState, op: Op) -> Option<PairedState> {
