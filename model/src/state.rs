@@ -358,8 +358,14 @@ impl State {
         crate::ghost::observe_move(&mut self.ghost, from, to);
         crate::rules::fire(lifecycle_rule(from, to));
         self.records[id as usize].life = to;
+        let r = &mut self.records[id as usize];
         if to == Life::Revoked {
-            self.records[id as usize].pending_revocation = false;
+            r.pending_revocation = false;
+        }
+        // The review snapshot exists only while quarantined (docs/protocol.md §5): a record
+        // that leaves review forgets it, so states that differ only in a dead number are one.
+        if from == Life::Quarantined {
+            r.review_seq = None;
         }
         Ok(())
     }

@@ -9,35 +9,12 @@
 //! fails instead, naming the state and the operation.
 
 use memtx_model::config::Enumeration;
+mod common;
+
+use common::reachable;
 use memtx_model::machine::{candidate_ops, step};
 use memtx_model::presets::{preset, SUITE};
-use memtx_model::{Config, State, Variant};
-use std::collections::{HashSet, VecDeque};
-
-/// Breadth-first over the filtered model from the initial state, up to `limit` states.
-fn reachable(cfg: &Config, limit: usize) -> Vec<State> {
-    let mut seen = HashSet::new();
-    let mut queue = VecDeque::from([State::initial()]);
-    let mut out = Vec::new();
-    let mut ops = Vec::new();
-    while let Some(s) = queue.pop_front() {
-        if out.len() >= limit {
-            break;
-        }
-        if !seen.insert(s.clone()) {
-            continue;
-        }
-        ops.clear();
-        candidate_ops(cfg, &s, &mut ops);
-        for op in &ops {
-            if let Ok(next) = step(cfg, &s, op) {
-                queue.push_back(next);
-            }
-        }
-        out.push(s);
-    }
-    out
-}
+use memtx_model::{State, Variant};
 
 fn check_filter_is_implied(name: &str, variant: Variant, limit: usize) {
     let mut filtered = preset(name, variant).expect("a preset");

@@ -16,7 +16,7 @@ use memtx_model::config::{all_writes, Bounds, Config, Domain, ValidityShape, Var
 use memtx_model::display::op_line;
 use memtx_model::evidence::{Authority, Confidence};
 use memtx_model::gate::GateBlock;
-use memtx_model::machine::{step, MemTx};
+use memtx_model::machine::{candidate_ops, step, MemTx};
 use memtx_model::ops::{apply, Op, Refusal};
 use memtx_model::properties::PROPERTIES;
 use memtx_model::record::{Kind, Reason, RecordId, RecordSet, Scope, Validity, FOREVER};
@@ -517,4 +517,29 @@ impl Scenario {
         }
         self.state
     }
+}
+
+/// Breadth-first over `cfg`'s model from the initial state, up to `limit` distinct states.
+pub fn reachable(cfg: &Config, limit: usize) -> Vec<State> {
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = std::collections::VecDeque::from([State::initial()]);
+    let mut out = Vec::new();
+    let mut ops = Vec::new();
+    while let Some(s) = queue.pop_front() {
+        if out.len() >= limit {
+            break;
+        }
+        if !seen.insert(s.clone()) {
+            continue;
+        }
+        ops.clear();
+        candidate_ops(cfg, &s, &mut ops);
+        for op in &ops {
+            if let Ok(next) = step(cfg, &s, op) {
+                queue.push_back(next);
+            }
+        }
+        out.push(s);
+    }
+    out
 }
