@@ -88,7 +88,10 @@ fn describe_stop(reason: StopReason, opts: &RunOptions, unique: u64, depth: usiz
             opts.max_memory.unwrap_or_default() >> 20
         ),
         StopReason::Interrupted => format!("interrupt: while expanding depth {depth}"),
-        StopReason::AllDiscovered => "every property discovered".to_string(),
+        StopReason::AllDiscovered => format!(
+            "every selected property has a discovery: the search ended there, at depth {depth}, \
+             with states left unexplored (counts are of what it visited until then)"
+        ),
     }
 }
 
@@ -348,15 +351,20 @@ fn run_stateright(model: &MemTx, opts: &RunOptions) -> RunOutcome {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let discoveries = model
+    let discoveries: Vec<_> = model
         .selected
         .iter()
         .map(|p| (p.key, checker.discovery(p.name).map(|path| path.into_vec())))
         .collect();
     let unique = checker.unique_state_count() as u64;
     let depth = checker.max_depth();
+    // stateright's BFS ends its search as soon as every property has a discovery, whatever
+    // is left in its queue: such a run is never exhaustive (the fast engine goes on).
+    let all_discovered = discoveries.iter().all(|(_, found)| found.is_some());
     let reason = if interrupted {
         Some(StopReason::Interrupted)
+    } else if all_discovered {
+        Some(StopReason::AllDiscovered)
     } else {
         match (opts.max_states, opts.target_max_depth()) {
             (Some(n), _) if unique >= n => Some(StopReason::MaxStates),

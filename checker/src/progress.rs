@@ -1,5 +1,6 @@
 //! Progress on stderr while a check runs: an `indicatif` spinner on a terminal, otherwise a plain
-//! line every few seconds (states, distinct, queue, depth, states/s).
+//! line every few seconds (total and distinct states, queue, depth, distinct states/s: the unit
+//! of the summary printed at the end, so that the two can be compared).
 
 use crate::explore::Progress;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -31,15 +32,7 @@ impl ProgressSink {
 
     /// Reports one progress snapshot.
     pub fn update(&self, p: &Progress) {
-        let secs = p.elapsed.as_secs_f64().max(1e-9);
-        let line = format!(
-            "states {} | distinct {} | queue {} | depth {} | {:.0} states/s",
-            p.generated,
-            p.distinct,
-            p.queue,
-            p.depth,
-            p.generated as f64 / secs
-        );
+        let line = line(p);
         match &self.bar {
             Some(bar) => {
                 bar.set_message(line);
@@ -63,8 +56,44 @@ impl ProgressSink {
     }
 }
 
+/// One progress line: total states (repeats included), distinct states, queue, depth and
+/// distinct states per second (the summary's unit).
+fn line(p: &Progress) -> String {
+    let secs = p.elapsed.as_secs_f64().max(1e-9);
+    format!(
+        "total {} | distinct {} | queue {} | depth {} | {:.0} distinct states/s",
+        p.generated,
+        p.distinct,
+        p.queue,
+        p.depth,
+        p.distinct as f64 / secs
+    )
+}
+
 impl Default for ProgressSink {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_progress_line_counts_per_second_what_the_summary_counts() {
+        let p = Progress {
+            generated: 1_920_611,
+            distinct: 369_413,
+            queue: 10,
+            depth: 4,
+            elapsed: Duration::from_secs(1),
+            memory: 0,
+        };
+        assert_eq!(
+            line(&p),
+            "total 1920611 | distinct 369413 | queue 10 | depth 4 | 369413 distinct states/s"
+        );
     }
 }

@@ -97,4 +97,54 @@ fn the_stateright_engine_says_it_collects_no_coverage() {
     };
     let out = run(&MemTx::new(cfg), &opts, None).expect("runs");
     assert!(out.rule_tallies.is_none());
+    // Every invariant holds, so its search runs to the end: exhaustive.
+    assert_eq!(out.stopped_early, None);
+}
+
+#[test]
+fn the_stateright_engine_stopped_at_its_only_discovery_is_not_exhaustive() {
+    // stateright's BFS ends once every property has a discovery: with one violated property
+    // selected, that is at the violation, with states left unexplored.
+    let cfg = preset("quick", Variant::NoCascade).expect("a preset");
+    let i2 = memtx_model::properties::PropertyDef::find("I2").expect("I2");
+    let opts = RunOptions {
+        engine: Engine::Stateright,
+        ..RunOptions::fast(1)
+    };
+    let out = run(&MemTx::with_properties(cfg.clone(), vec![i2]), &opts, None).expect("runs");
+    let reason = out.stopped_early.expect("not exhaustive");
+    assert!(
+        reason.contains("every selected property has a discovery"),
+        "{reason}"
+    );
+    let whole = run(&MemTx::new(cfg), &RunOptions::fast(1), None).expect("runs");
+    assert!(
+        out.unique < whole.unique,
+        "{} of {}",
+        out.unique,
+        whole.unique
+    );
+}
+
+#[test]
+fn a_failing_preset_names_its_counterexample_file_and_replay_command() {
+    let traces = std::env::temp_dir().join(format!("memtx-suite-fail-{}", std::process::id()));
+    let args = memtx_checker::cmd::reference::reference_args("quick", "no-cascade", traces.clone());
+    let report =
+        memtx_checker::cmd::check::check(&args, "memtx check --preset quick --variant no-cascade")
+            .expect("runs");
+    let suite = memtx_checker::cmd::suite::SuiteReport::from_reports(vec![report], true, "test");
+    let text = suite.render_text();
+    assert!(!suite.passed());
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("quick I2 violated: counterexample of "))
+        .unwrap_or_else(|| panic!("no counterexample line in\n{text}"));
+    let saved = line.rsplit("saved to ").next().expect("a path");
+    assert!(Path::new(saved).is_file(), "{saved} not written");
+    assert!(
+        text.contains(&format!("  replay: memtx replay {saved}")),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(traces);
 }

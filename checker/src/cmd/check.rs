@@ -147,20 +147,33 @@ fn announcer(json: bool) -> impl Fn(&str) {
 
 /// Writes the reports, prints the summary, and returns the exit code.
 fn present(result: &RunReport, how: &Presentation<'_>) -> Result<u8, UserError> {
+    let name = how
+        .name
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{}-{}", result.config.preset, result.variant.name()));
     if let Some(dir) = how.report {
-        let name = how
-            .name
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("{}-{}", result.config.preset, result.variant.name()));
         result.write_json(&dir.join(format!("{name}.json")))?;
         result.write_markdown(&dir.join(format!("{name}.md")))?;
         result.write_html(&dir.join(format!("{name}.html")))?;
         result.write_html(&dir.join("index.html"))?;
     }
+    let written = how.report.map(|dir| {
+        format!(
+            "report written to {} (.json, .md, .html; the page also as {})\n",
+            dir.join(&name).display(),
+            dir.join("index.html").display()
+        )
+    });
     if how.json {
         println!("{}", result.to_json_string());
+        if let Some(line) = &written {
+            eprint!("{line}");
+        }
     } else {
         print!("{}", render_text(result));
+        if let Some(line) = &written {
+            print!("{line}");
+        }
         if how.coverage {
             if let Some(rules) = &result.rules {
                 print!("{}", rules.table_text());
@@ -479,6 +492,7 @@ pub fn run_and_report(
                 distinct: p.distinct,
                 generated: p.generated,
                 memory_bytes: p.memory,
+                resident_bytes: crate::explore::read_proc_status_bytes("VmRSS"),
             });
         }
     };
@@ -498,6 +512,7 @@ pub fn run_and_report(
             (Some(v), Some(p)) => ((v + p) * outcome.unique as f64) as u64,
             _ => samples.last().map_or(0, |s| s.memory_bytes),
         },
+        resident_bytes: crate::explore::read_proc_status_bytes("VmRSS"),
     });
     if let Some(error) = &outcome.checkpoint_error {
         eprintln!("memtx: warning: {error}; the run went on without checkpoints");

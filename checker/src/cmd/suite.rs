@@ -169,6 +169,25 @@ impl SuiteReport {
             out,
             "(ok: invariant holds; yes: example reached; ·: example not required of this preset)"
         );
+        for r in &self.presets {
+            for p in r.properties.iter().filter(|p| p.verdict.is_failure()) {
+                match (&p.trace, &p.replay_command) {
+                    (Some(trace), Some(replay)) => {
+                        let _ = writeln!(
+                            out,
+                            "{} {} {}: counterexample of {} steps saved to {trace}\n  replay: {replay}",
+                            r.config.preset,
+                            p.key,
+                            p.verdict,
+                            p.trace_len.unwrap_or_default()
+                        );
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{} {} {}", r.config.preset, p.key, p.verdict);
+                    }
+                }
+            }
+        }
         let _ = writeln!(out, "union: {}", self.union.summary_line());
         let _ = writeln!(out, "{}", self.result_line());
         out

@@ -96,14 +96,21 @@ fn plots(r: &RunReport) -> String {
         points: rate,
         integer_x: false,
     });
+    // The resident memory the report's `peak memory` is the peak of, so that the chart and
+    // the figure agree (the explorer's allocated capacity can exceed what is resident).
+    let mib = |bytes: u64| bytes as f64 / (1u64 << 20) as f64;
+    let memory_title = match r.peak_memory_bytes {
+        Some(peak) => format!("resident memory (peak {} MiB)", peak >> 20),
+        None => "resident memory".to_string(),
+    };
     charts.push(Chart {
-        title: "memory held by the explorer",
+        title: &memory_title,
         x_label: "seconds",
         y_label: "MiB",
         points: r
             .samples
             .iter()
-            .map(|s| (s.seconds, s.memory_bytes as f64 / (1u64 << 20) as f64))
+            .filter_map(|s| Some((s.seconds, mib(s.resident_bytes?))))
             .collect(),
         integer_x: false,
     });

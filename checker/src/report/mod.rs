@@ -188,6 +188,10 @@ pub struct Sample {
     pub generated: u64,
     /// Bytes the explorer held.
     pub memory_bytes: u64,
+    /// The process's resident memory when the sample was taken (what `peak memory` is the
+    /// peak of); absent where the system does not say (reports written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resident_bytes: Option<u64>,
 }
 
 /// What a run establishes as a whole: the `result` of `--json` and the exit code.

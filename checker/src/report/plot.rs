@@ -37,17 +37,26 @@ pub fn chart_svg(chart: &Chart<'_>) -> Option<String> {
             .y_label_area_size(70)
             .build_cartesian_2d(x0..x1, 0.0..y1)
             .ok()?;
+        // Whole numbers on an integer axis: no more labels than units, so they are whole.
+        let (x_axis, x_labels) = if chart.integer_x {
+            let units = ((x1 - x0).floor() as usize).max(1);
+            let whole = Ticks {
+                divisor: 1.0,
+                suffix: "",
+                decimals: 0,
+            };
+            (whole, LABELS.min(units))
+        } else {
+            (Ticks::new(x1 - x0, x1), LABELS)
+        };
+        let y_axis = Ticks::new(y1, y1);
         c.configure_mesh()
+            .x_labels(x_labels)
+            .y_labels(LABELS)
             .x_desc(chart.x_label)
             .y_desc(chart.y_label)
-            .y_label_formatter(&|v| short(*v))
-            .x_label_formatter(&|v| {
-                if chart.integer_x {
-                    format!("{v:.0}")
-                } else {
-                    format!("{v:.1}")
-                }
-            })
+            .y_label_formatter(&|v| y_axis.label(*v))
+            .x_label_formatter(&|v| x_axis.label(*v))
             .draw()
             .ok()?;
         let colour = RGBColor(31, 119, 180);
@@ -77,16 +86,102 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo.min(0.0), hi + span * 0.08)
 }
 
-/// 1234567 → `1.2M`, for axis labels.
-fn short(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1e9 {
-        format!("{:.1}G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.1}M", v / 1e6)
-    } else if a >= 1e3 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
+/// At most this many labels per axis (plotters picks round values: 1, 2 or 5 times a power
+/// of ten apart, so neighbouring labels differ by at least `span / LABELS`).
+const LABELS: usize = 10;
+
+/// How an axis writes its labels: one unit (none, k, M or G, chosen by the largest value)
+/// and as many decimals as the spacing of the labels needs, so that no two labels read alike
+/// (a time axis over 0.45 s reads `0.05 0.10 0.15 …`, not `0.0 0.1 0.1 0.2 …`).
+struct Ticks {
+    divisor: f64,
+    suffix: &'static str,
+    decimals: usize,
+}
+
+impl Ticks {
+    /// Labels for an axis spanning `span` whose largest value is about `largest`.
+    fn new(span: f64, largest: f64) -> Ticks {
+        let a = largest.abs();
+        let (divisor, suffix) = if a >= 1e9 {
+            (1e9, "G")
+        } else if a >= 1e6 {
+            (1e6, "M")
+        } else if a >= 1e3 {
+            (1e3, "k")
+        } else {
+            (1.0, "")
+        };
+        // The smallest spacing plotters may choose, in the axis's unit.
+        let step = span / LABELS as f64 / divisor;
+        let decimals = if step.is_finite() && step > 0.0 && step < 1.0 {
+            (-step.log10()).ceil().min(9.0) as usize
+        } else {
+            0
+        };
+        Ticks {
+            divisor,
+            suffix,
+            decimals,
+        }
+    }
+
+    /// The label of value `v`.
+    fn label(&self, v: f64) -> String {
+        format!("{:.*}{}", self.decimals, v / self.divisor, self.suffix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The texts of an SVG's `<text>` elements.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.to_string()))
+            .collect()
+    }
+
+    fn labels_are_distinct(points: Vec<(f64, f64)>, integer_x: bool) {
+        let chart = Chart {
+            title: "title",
+            x_label: "x axis",
+            y_label: "y axis",
+            points,
+            integer_x,
+        };
+        let svg = chart_svg(&chart).expect("a chart");
+        let labels = texts(&svg);
+        assert!(labels.len() > 6, "too few labels: {labels:?}");
+        let mut seen = std::collections::HashSet::new();
+        for l in &labels {
+            assert!(seen.insert(l), "label {l:?} twice in {labels:?}");
+        }
+    }
+
+    #[test]
+    fn no_two_labels_of_an_axis_read_alike() {
+        // The quick report's time axis (0.45 s) and memory (MiB) of a short run.
+        labels_are_distinct(vec![(0.0, 0.0), (0.2, 310.0), (0.45, 1_210.0)], false);
+        // States per second in the millions, over a few seconds.
+        labels_are_distinct(vec![(0.0, 1.1e6), (1.0, 1.25e6), (3.2, 1.3e6)], false);
+        // Distinct states per depth.
+        labels_are_distinct(
+            (0..=23).map(|d| (d as f64, (d * d) as f64 * 1e5)).collect(),
+            true,
+        );
+        // Long runs.
+        labels_are_distinct(vec![(0.0, 5.0), (1_500.0, 2.5e9)], false);
+    }
+
+    #[test]
+    fn a_label_has_the_unit_of_the_largest_value_and_the_decimals_its_spacing_needs() {
+        assert_eq!(Ticks::new(0.45, 0.45).label(0.05), "0.05");
+        assert_eq!(Ticks::new(20.0, 20.0).label(4.0), "4");
+        assert_eq!(Ticks::new(1.3e6, 1.3e6).label(2e5), "0.2M");
+        assert_eq!(Ticks::new(2e5, 1.3e6).label(1.22e6), "1.22M");
+        assert_eq!(Ticks::new(3e9, 3e9).label(2.5e9), "2.5G");
     }
 }

@@ -89,6 +89,9 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
         if let Some(out) = &args.write_states {
             println!("completed trace written to {}", out.display());
         }
+        if let Some(out) = &args.html {
+            println!("trace page written to {}", out.display());
+        }
     }
     Ok(if met { 0 } else { 1 })
 }
