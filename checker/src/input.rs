@@ -43,10 +43,13 @@ pub fn cut(value: &str) -> String {
 
 /// `message` with every quoted span (between backticks or double quotes) longer than
 /// [`CUT_CHARS`] cut (see [`cut`]): serde's messages quote the offending value, e.g.
-/// ``unknown variant `fly`, expected one of `tick`, …``.
+/// ``unknown variant `fly`, expected one of `tick`, …``. serde's word for an enumeration's
+/// value, *variant*, is memtx's word for a protocol variant (`--variant`), so it reads
+/// ``unknown value `fly`, expected one of `tick`, …`` here.
 pub fn cut_quoted(message: &str) -> String {
+    let message = message.replace("unknown variant `", "unknown value `");
     let mut out = String::with_capacity(message.len().min(1024));
-    let mut rest = message;
+    let mut rest = message.as_str();
     while let Some(open) = rest.find(['`', '"']) {
         let quote = rest[open..].chars().next().unwrap_or('"');
         out.push_str(&rest[..=open]);
@@ -350,6 +353,13 @@ mod tests {
         assert!(m.len() < 200, "{m}");
         assert!(m.ends_with("expected one of `tick`"), "{m}");
         assert_eq!(cut_quoted("a \"b\" c"), "a \"b\" c");
+        // serde's "variant" is not a protocol variant.
+        assert_eq!(
+            cut_quoted(
+                "unknown variant `ExternalAction`, expected one of `low`, `external-action`"
+            ),
+            "unknown value `ExternalAction`, expected one of `low`, `external-action`"
+        );
     }
 
     #[test]

@@ -343,7 +343,7 @@ fn a_killed_violating_check_resumes_with_the_same_counterexample_trace() {
     with_threads.extend_from_slice(&["--threads", "2"]);
     check_and_kill(&dir, &with_threads, Kill::AtLevel(4));
     let trace = |traces: &str| -> serde_json::Value {
-        let file = dir.join(traces).join("missed-cascade-I2.trace.json");
+        let file = dir.join(traces).join("quick/missed-cascade-I2.trace.json");
         let mut v: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&file).expect("a trace")).expect("JSON");
         // The command that found it differs (--checkpoint); everything else is the same.
@@ -372,7 +372,9 @@ fn a_killed_violating_check_resumes_with_the_same_counterexample_trace() {
             trace("t0"),
             "the counterexample, resumed on {threads}"
         );
-        texts.push(std::fs::read(dir.join(&traces).join("missed-cascade-I2.trace.json")).unwrap());
+        texts.push(
+            std::fs::read(dir.join(&traces).join("quick/missed-cascade-I2.trace.json")).unwrap(),
+        );
     }
     assert_eq!(
         texts[0], texts[1],

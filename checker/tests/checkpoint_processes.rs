@@ -475,7 +475,7 @@ fn a_checkpoint_on_threads_resumes_over_local_processes_with_the_same_counterexa
         "{md}"
     );
     let trace = |traces: &str| -> serde_json::Value {
-        let file = dir.join(traces).join("missed-cascade-I2.trace.json");
+        let file = dir.join(traces).join("quick/missed-cascade-I2.trace.json");
         let mut v: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&file).expect("a trace")).expect("JSON");
         v.as_object_mut().expect("an object").remove("command");

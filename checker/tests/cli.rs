@@ -42,7 +42,7 @@ fn sample_trace(dir: &Path) -> PathBuf {
         dir,
     );
     assert_eq!(out.status.code(), Some(1));
-    dir.join("traces/no-cascade-I2.trace.json")
+    dir.join("traces/quick/no-cascade-I2.trace.json")
 }
 
 #[test]

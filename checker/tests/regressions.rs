@@ -67,7 +67,7 @@ fn every_regression_trace_replays_as_recorded_and_is_harmless_under_the_fixed_pr
 /// table, not bits 1..=9). I12 is past the old display's reach.
 #[test]
 fn replay_and_the_trace_page_name_every_violated_invariant_of_the_final_state() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions/quick");
     let scratch = binary_support::scratch("final-state-names");
     for name in [
         "rev1-adjudication-I12",

@@ -190,7 +190,7 @@ fn a_violation_on_2_local_processes_writes_the_same_counterexample_as_one_thread
     assert_eq!(two.status.code(), Some(1));
     assert_eq!(essentials(&json(&one)), essentials(&json(&two)));
     let mut traces = 0;
-    for entry in std::fs::read_dir(dir.join("one")).expect("traces of one thread") {
+    for entry in std::fs::read_dir(dir.join("one/quick")).expect("traces of one thread") {
         let path = entry.expect("an entry").path();
         let name = path.file_name().expect("a file name");
         let read = |p: &Path| -> serde_json::Value {
@@ -199,7 +199,7 @@ fn a_violation_on_2_local_processes_writes_the_same_counterexample_as_one_thread
             v.as_object_mut().expect("an object").remove("command");
             v
         };
-        assert_eq!(read(&path), read(&dir.join("two").join(name)), "{name:?}");
+        assert_eq!(read(&path), read(&dir.join("two/quick").join(name)), "{name:?}");
         traces += 1;
     }
     assert!(traces > 0);

@@ -239,6 +239,17 @@ fn step_not_enabled() {
     }
     let m = one_line(&e);
     assert!(m.contains("step 4") && m.contains("a0 Commit"), "{m}");
+    // The remedy fits the file: a saved trace is made again by its command; a scenario
+    // (no command) is fixed by hand, with no advice about a command it does not have.
+    let saved = one_line(&e.for_trace(&trace));
+    assert!(
+        saved.contains(&format!("make it again with `{}`", trace.command)),
+        "{saved}"
+    );
+    trace.command.clear();
+    let scenario = one_line(&e.for_trace(&trace));
+    assert!(scenario.contains("fix the step"), "{scenario}");
+    assert!(!scenario.contains("command"), "{scenario}");
     let u: UserError = e.into();
     assert_eq!(u.kind(), ErrorKind::Replay);
 }
@@ -258,7 +269,11 @@ fn step_outside_the_domain() {
         matches!(e, ReplayError::NotEnabled { step: 1, .. }),
         "{e:?}"
     );
-    assert!(one_line(&e).contains("domain"));
+    let m = one_line(&e);
+    assert!(
+        m.contains("outside the configuration's domain: domain.isolations does not list raw-read"),
+        "the field at fault is not named: {m}"
+    );
 }
 
 #[test]

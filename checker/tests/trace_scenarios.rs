@@ -267,7 +267,8 @@ fn write_states_completes_a_scenario_and_the_completed_file_replays() {
 fn no_property_means_every_invariant_holds_unless_a_step_says_it_is_violated() {
     // The missed-cascade regression, as a scenario: no states, no property, no expectation.
     let saved = Trace::read(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions/missed-cascade-I2.trace.json"),
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../regressions/quick/missed-cascade-I2.trace.json"),
     )
     .expect("the regression trace");
     let n = saved.steps.len();

@@ -57,12 +57,21 @@ pub fn record_row(id: u8, r: &Record) -> String {
     if !r.doubted_at_execution.is_empty() {
         let _ = write!(extra, " doubted-at-exec={:?}", r.doubted_at_execution);
     }
+    // Source and confidence are a belief's evidence; views and tool calls carry none.
+    let evidence = if r.kind == Kind::Belief {
+        format!(
+            "src{} {}",
+            r.source,
+            format!("{:?}", r.confidence).to_lowercase()
+        )
+    } else {
+        "-".into()
+    };
     format!(
-        "r{id:<2} {:<10} {:<6} src{} {:<4} a{} {:<7} parents={:<10} {:<7} {:<11}{extra}",
+        "r{id:<2} {:<10} {:<6} {:<9} a{} {:<7} parents={:<10} {:<7} {:<11}{extra}",
         kind(r.kind),
         what,
-        r.source,
-        format!("{:?}", r.confidence).to_lowercase(),
+        evidence,
         r.owner,
         format!("{:?}", r.scope),
         format!("{:?}", r.parents),

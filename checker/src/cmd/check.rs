@@ -585,7 +585,8 @@ fn judge(
     }
     let trace = Trace::from_path(cfg, def, path, command)
         .map_err(|bug| UserError::new(ErrorKind::Usage, bug.to_string()))?;
-    let file = trace_path(args.traces, cfg.variant, def.key);
+    let dir = args.traces.join(crate::trace::configuration_name(cfg));
+    let file = trace_path(&dir, cfg.variant, def.key);
     trace.write(&file)?;
     if args.itf {
         crate::trace::itf::write_itf(&trace, &file.to_string_lossy(), &itf_path_for(&file))?;

@@ -696,15 +696,9 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-/// The serde name of an enum value (`committed-read`), as in traces and reports.
-/// The serde (kebab-case) name of a unit variant, e.g. `committed-read`.
-pub(crate) fn serde_name<T: Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => "?".into(),
-    }
-}
+/// The serde name of an enum value (`committed-read`), as in traces and reports: one
+/// function, the trace format's.
+pub(crate) use crate::trace::scenario::serde_name;
 
 fn list<T: Serialize>(items: &[T]) -> String {
     if items.is_empty() {

@@ -53,7 +53,7 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
     if let Some(out) = &args.html {
         crate::fsutil::check_writable_file(out, "--html")?;
     }
-    let report = replay(&trace, variant)?;
+    let report = replay(&trace, variant).map_err(|e| e.for_trace(&trace))?;
     if let Some(out) = &args.html {
         let page = crate::report::html::trace_page(&trace, &args.trace.display().to_string());
         crate::fsutil::write_atomic(out, page.as_bytes())?;

@@ -51,6 +51,7 @@
 
 pub mod command;
 mod diff;
+mod domain;
 mod files;
 pub mod itf;
 mod read;
@@ -65,7 +66,9 @@ use crate::input::{
 };
 pub use diff::config_differences;
 pub(crate) use diff::{json_differences, summarize};
-pub use files::{itf_path_for, regression_traces, replay_command, shell_quote, trace_path};
+pub use files::{
+    configuration_name, itf_path_for, regression_traces, replay_command, shell_quote, trace_path,
+};
 use memtx_model::config::VARIANTS;
 use memtx_model::display::op_line;
 use memtx_model::presets::preset;

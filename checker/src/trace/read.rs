@@ -165,7 +165,7 @@ fn malformed(origin: &str, at: &str, why: &str) -> UserError {
     UserError::with_fix(
         ErrorKind::Malformed,
         format!("{origin}: {}: {why}", user_path(at)),
-        "fix the field (docs/traces.md describes the format) or re-run the command in its \"command\" field",
+        "fix the field (docs/traces.md describes the format)",
     )
 }
 
@@ -249,7 +249,7 @@ fn read_config(obj: &Map<String, Value>, origin: &str) -> Result<Config, UserErr
         UserError::with_fix(
             ErrorKind::InvalidConfig,
             format!("{origin}: config: {e}"),
-            "fix the configuration, or re-run the command in its \"command\" field",
+            "fix the configuration (docs/traces.md lists its fields)",
         )
     })?;
     Ok(config)

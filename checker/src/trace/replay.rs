@@ -91,31 +91,72 @@ impl fmt::Display for ReplayError {
         match self {
             ReplayError::InvalidConfig { reason } => write!(
                 f,
-                "the trace cannot be replayed: its configuration is invalid ({reason}); restore the file or re-run the command in its \"command\" field"
+                "the trace cannot be replayed: its configuration is invalid ({reason})"
             ),
             ReplayError::InitialState { fields } => write!(
                 f,
-                "the trace does not start from the model's initial state ({}); restore the file or re-run the command in its \"command\" field",
+                "the trace does not start from the model's initial state ({})",
                 summarize(fields, 3)
             ),
             ReplayError::NotEnabled {
                 step,
                 action,
                 reason,
-            } => write!(
-                f,
-                "step {step} ({action}) is not enabled: {reason}; the trace does not fit this model or variant: re-run the command in its \"command\" field to make a new one"
-            ),
+            } => write!(f, "step {step} ({action}) is not enabled: {reason}"),
             ReplayError::StateMismatch {
                 step,
                 action,
                 fields,
             } => write!(
                 f,
-                "step {step} ({action}) leads to a state other than the recorded one ({}); the model changed since the trace was made: re-run the command in its \"command\" field, or replay under a variant override to skip the comparison",
+                "step {step} ({action}) leads to a state other than the recorded one ({})",
                 summarize(fields, 3)
             ),
         }
+    }
+}
+
+impl ReplayError {
+    /// What to do about it. A trace saved by `memtx check` records the `command` that made
+    /// it, so it can be made again; a hand-written scenario (no command) is fixed by hand.
+    pub fn remedy(&self, command: &str) -> String {
+        if command.is_empty() {
+            return match self {
+                ReplayError::InvalidConfig { .. } => {
+                    "fix the scenario's \"config\" (docs/traces.md lists its fields)".into()
+                }
+                ReplayError::InitialState { .. } => {
+                    "remove \"initial_state\" from the scenario (replay starts from the model's)"
+                        .into()
+                }
+                ReplayError::NotEnabled { .. } => "fix the step, or the scenario's \"config\" \
+                     (its domain must offer the operation; docs/traces.md), or expect the refusal \
+                     with \"expect\": {\"refused\": \"<rule id>\"}"
+                    .into(),
+                ReplayError::StateMismatch { .. } => {
+                    "fix the step's recorded \"state\", or leave it out (a scenario need not \
+                     record states)"
+                        .into()
+                }
+            };
+        }
+        match self {
+            ReplayError::InvalidConfig { .. } | ReplayError::InitialState { .. } => {
+                format!("restore the file, or make it again with `{command}`")
+            }
+            ReplayError::NotEnabled { .. } => format!(
+                "the trace does not fit this model or variant: make it again with `{command}`"
+            ),
+            ReplayError::StateMismatch { .. } => format!(
+                "the model changed since the trace was made: make it again with `{command}`, or \
+                 replay under --variant to skip the comparison"
+            ),
+        }
+    }
+
+    /// The error as a user error about `trace`, with the remedy that applies to it.
+    pub fn for_trace(&self, trace: &Trace) -> UserError {
+        UserError::with_fix(ErrorKind::Replay, self, self.remedy(&trace.command))
     }
 }
 
@@ -123,7 +164,13 @@ impl std::error::Error for ReplayError {}
 
 impl From<ReplayError> for UserError {
     fn from(e: ReplayError) -> Self {
-        UserError::new(ErrorKind::Replay, e.to_string())
+        // Without the trace at hand: what applies to every trace ([`ReplayError::for_trace`]
+        // gives the remedy for one).
+        UserError::with_fix(
+            ErrorKind::Replay,
+            &e,
+            "docs/traces.md says what a replay checks and how to fix a trace",
+        )
     }
 }
 
@@ -303,12 +350,16 @@ fn perform(
             candidates.clear();
             candidate_ops(cfg, pre, candidates);
             if !candidates.contains(&recorded.action) {
+                let why = match super::domain::domain_fault(cfg, &recorded.action, pre.clock) {
+                    Some(field) => format!("outside the configuration's domain: {field}"),
+                    None => "the configuration's domain does not enumerate this operation in \
+                             this state"
+                        .into(),
+                };
                 return Err(ReplayError::NotEnabled {
                     step: number,
                     action: label,
-                    reason:
-                        "the configuration's domain does not enumerate this operation in this state"
-                            .into(),
+                    reason: why,
                 });
             }
             Ok((post, None))
