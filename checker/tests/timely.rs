@@ -199,7 +199,11 @@ fn a_violation_on_2_local_processes_writes_the_same_counterexample_as_one_thread
             v.as_object_mut().expect("an object").remove("command");
             v
         };
-        assert_eq!(read(&path), read(&dir.join("two/quick").join(name)), "{name:?}");
+        assert_eq!(
+            read(&path),
+            read(&dir.join("two/quick").join(name)),
+            "{name:?}"
+        );
         traces += 1;
     }
     assert!(traces > 0);
