@@ -6,9 +6,7 @@ use memtx_model::properties::PROPERTIES;
 use memtx_model::Variant;
 use serde_json::json;
 
-/// Where the protocol is written down, in the repository (the rules, their ids, the
-/// properties' full statements).
-pub const PROTOCOL_DOC: &str = "docs/protocol.md";
+pub use crate::report::PROTOCOL_DOC;
 
 /// The listing as JSON.
 pub fn as_json() -> serde_json::Value {

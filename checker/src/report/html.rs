@@ -369,7 +369,7 @@ pub fn trace_page(trace: &Trace, origin: &str) -> String {
 
 /// The suite's index: the preset × property matrix, each preset linking its page
 /// (`<preset>-memtx.html`), and the union coverage line.
-pub fn suite_page(suite: &crate::cmd::suite::SuiteReport) -> String {
+pub fn suite_page(suite: &super::suite::SuiteReport) -> String {
     let title = "memtx suite";
     let mut body = format!("<h1>{title}</h1>\n");
     let outcome = if suite.passed() {

@@ -21,8 +21,13 @@ pub mod dag;
 pub mod html;
 pub mod plot;
 pub mod rule_coverage;
+pub mod suite;
 
 pub use rule_coverage::RuleCoverage;
+
+/// Where the protocol is written down, in the repository (the rules, their ids, the
+/// properties' full statements).
+pub const PROTOCOL_DOC: &str = "docs/protocol.md";
 
 use crate::error::{ErrorKind, UserError};
 use crate::fsutil::{json_pretty, read_text, write_atomic};
@@ -565,7 +570,7 @@ impl RunReport {
         let _ = writeln!(
             s,
             "Each property's full statement, and the rules that judge it: `{}` in the memtx repository.\n",
-            crate::cmd::list::PROTOCOL_DOC
+            PROTOCOL_DOC
         );
         let _ = writeln!(
             s,

@@ -1,0 +1,222 @@
+//! The report of `memtx suite` (the command is `cmd/suite.rs`): the verdict over the checks
+//! of the suite's presets, as text (the preset × property matrix), Markdown and JSON.
+
+use crate::report::{RuleCoverage, RunReport, Verdict};
+use memtx_model::properties::PROPERTIES;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The outcome of a suite run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteReport {
+    /// `memtx <version>`.
+    pub tool: String,
+    /// The command line.
+    pub command: String,
+    /// `--quick`: the subset run by `cargo test`.
+    pub quick: bool,
+    /// One check per preset, in suite order.
+    pub presets: Vec<RunReport>,
+    /// The union of the presets' rule coverage.
+    pub union: RuleCoverage,
+    /// Examples of §9 reached by no preset.
+    pub examples_missing: Vec<String>,
+    /// `pass` or `fail`.
+    pub result: String,
+    /// What failed, one item per cause (empty on a pass).
+    pub failures: Vec<String>,
+}
+
+impl SuiteReport {
+    /// The suite's verdict over the checks of its presets (in suite order).
+    pub fn from_reports(presets: Vec<RunReport>, quick: bool, command: &str) -> SuiteReport {
+        let union = RuleCoverage::union(presets.iter().filter_map(|r| r.rules.as_ref()));
+        let mut failures = Vec::new();
+        for r in &presets {
+            if !r.coverage.is_exhaustive() {
+                failures.push(format!("{}: {}", r.config.preset, r.coverage));
+            }
+            for p in r.properties.iter().filter(|p| p.verdict.is_failure()) {
+                failures.push(format!("{}: {} {}", r.config.preset, p.key, p.verdict));
+            }
+        }
+        let examples_missing: Vec<String> = PROPERTIES
+            .iter()
+            .filter(|p| !p.is_invariant())
+            .filter(|p| {
+                !presets.iter().any(|r| {
+                    r.property(p.key)
+                        .is_some_and(|o| o.verdict == Verdict::ExampleFound)
+                })
+            })
+            .map(|p| p.key.to_string())
+            .collect();
+        if !examples_missing.is_empty() {
+            failures.push(format!(
+                "examples reached by no preset: {}",
+                examples_missing.join(", ")
+            ));
+        }
+        let never = union.never();
+        if !never.is_empty() {
+            failures.push(format!(
+                "rules exercised by no preset: {}",
+                never.join(", ")
+            ));
+        }
+        SuiteReport {
+            tool: crate::trace::tool_id(),
+            command: command.to_string(),
+            quick,
+            presets,
+            union,
+            examples_missing,
+            result: if failures.is_empty() { "pass" } else { "fail" }.into(),
+            failures,
+        }
+    }
+
+    /// Did the suite pass?
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    /// One cell of the preset × property matrix.
+    fn cell(r: &RunReport, key: &str) -> &'static str {
+        match r.property(key).map(|p| p.verdict) {
+            Some(Verdict::Holds) => "ok",
+            Some(Verdict::Violated) => "FAIL",
+            Some(Verdict::ExampleFound) => "yes",
+            Some(Verdict::ExampleNotFound) => "MISS",
+            Some(Verdict::NotChecked) | None => "·",
+        }
+    }
+
+    /// The text summary: the preset × property matrix, the union coverage, the result.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "memtx suite{}: {} presets, each exhaustive within its bounds unless marked",
+            if self.quick { " --quick" } else { "" },
+            self.presets.len()
+        );
+        let keys: Vec<&str> = PROPERTIES.iter().map(|p| p.key).collect();
+        let _ = write!(
+            out,
+            "{:<13} {:>11} {:>5} {:>7}",
+            "preset", "states", "depth", "secs"
+        );
+        for k in &keys {
+            let _ = write!(out, " {k:>4}");
+        }
+        let _ = writeln!(out, "  rules");
+        for r in &self.presets {
+            let _ = write!(
+                out,
+                "{:<13} {:>11} {:>5} {:>7.1}",
+                r.config.preset, r.unique_states, r.max_depth, r.seconds
+            );
+            for k in &keys {
+                let _ = write!(out, " {:>4}", Self::cell(r, k));
+            }
+            let rules = r
+                .rules
+                .as_ref()
+                .map_or("-".into(), |c| format!("{}/{}", c.exercised, c.total));
+            let complete = if r.coverage.is_exhaustive() {
+                String::new()
+            } else {
+                format!("  ({})", r.coverage)
+            };
+            let _ = writeln!(out, "  {rules}{complete}");
+        }
+        let _ = writeln!(
+            out,
+            "(ok: invariant holds; yes: example reached; ·: example not required of this preset)"
+        );
+        for r in &self.presets {
+            for p in r.properties.iter().filter(|p| p.verdict.is_failure()) {
+                match (&p.trace, &p.replay_command) {
+                    (Some(trace), Some(replay)) => {
+                        let _ = writeln!(
+                            out,
+                            "{} {} {}: counterexample of {} steps saved to {trace}\n  replay: {replay}",
+                            r.config.preset,
+                            p.key,
+                            p.verdict,
+                            p.trace_len.unwrap_or_default()
+                        );
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{} {} {}", r.config.preset, p.key, p.verdict);
+                    }
+                }
+            }
+        }
+        let _ = writeln!(out, "union: {}", self.union.summary_line());
+        let _ = writeln!(out, "{}", self.result_line());
+        out
+    }
+
+    /// `result: PASS (…)` or `result: FAIL (what failed)`.
+    pub fn result_line(&self) -> String {
+        if self.passed() {
+            "result: PASS (every invariant holds on every preset, every example and every rule is exercised)".into()
+        } else {
+            format!("result: FAIL ({})", self.failures.join("; "))
+        }
+    }
+
+    /// The suite as Markdown (`--report DIR` writes it as `suite.md`).
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# memtx suite{}\n",
+            if self.quick { " --quick" } else { "" }
+        );
+        let _ = writeln!(
+            s,
+            "**{}.** Command: `{}`. {}\n",
+            if self.passed() { "PASS" } else { "FAIL" },
+            self.command,
+            self.union.summary_line()
+        );
+        let keys: Vec<&str> = PROPERTIES.iter().map(|p| p.key).collect();
+        let _ = write!(s, "| preset | states | depth | seconds |");
+        for k in &keys {
+            let _ = write!(s, " {k} |");
+        }
+        let _ = writeln!(s, " rules |");
+        let _ = write!(s, "|---|---:|---:|---:|");
+        for _ in &keys {
+            let _ = write!(s, "---|");
+        }
+        let _ = writeln!(s, "---:|");
+        for r in &self.presets {
+            let _ = write!(
+                s,
+                "| [`{}`]({}-memtx.md) | {} | {} | {:.1} |",
+                r.config.preset, r.config.preset, r.unique_states, r.max_depth, r.seconds
+            );
+            for k in &keys {
+                let _ = write!(s, " {} |", Self::cell(r, k));
+            }
+            let rules = r
+                .rules
+                .as_ref()
+                .map_or("-".into(), |c| format!("{}/{}", c.exercised, c.total));
+            let _ = writeln!(s, " {rules} |");
+        }
+        if !self.failures.is_empty() {
+            let _ = writeln!(s, "\n## Failures\n");
+            for f in &self.failures {
+                let _ = writeln!(s, "- {f}");
+            }
+        }
+        let _ = writeln!(s, "\n## Union rule coverage\n");
+        s.push_str(&self.union.table_markdown());
+        s
+    }
+}
