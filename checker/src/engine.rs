@@ -89,8 +89,8 @@ fn describe_stop(reason: StopReason, opts: &RunOptions, unique: u64, depth: usiz
         ),
         StopReason::Interrupted => format!("interrupt: while expanding depth {depth}"),
         StopReason::AllDiscovered => format!(
-            "every selected property has a discovery: the search ended there, at depth {depth}, \
-             with states left unexplored (counts are of what it visited until then)"
+            "every selected property has a discovery, and stateright's BFS ends its search there \
+             (at depth {depth}) whether or not states are left: counts are of what it visited"
         ),
     }
 }

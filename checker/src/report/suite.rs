@@ -120,10 +120,7 @@ impl SuiteReport {
             for k in &keys {
                 let _ = write!(out, " {:>4}", Self::cell(r, k));
             }
-            let rules = r
-                .rules
-                .as_ref()
-                .map_or("-".into(), |c| format!("{}/{}", c.exercised, c.total));
+            let rules = rules_cell(r);
             let complete = if r.coverage.is_exhaustive() {
                 String::new()
             } else {
@@ -203,10 +200,7 @@ impl SuiteReport {
             for k in &keys {
                 let _ = write!(s, " {} |", Self::cell(r, k));
             }
-            let rules = r
-                .rules
-                .as_ref()
-                .map_or("-".into(), |c| format!("{}/{}", c.exercised, c.total));
+            let rules = rules_cell(r);
             let _ = writeln!(s, " {rules} |");
         }
         if !self.failures.is_empty() {
@@ -219,4 +213,11 @@ impl SuiteReport {
         s.push_str(&self.union.table_markdown());
         s
     }
+}
+
+/// A preset's rule coverage as `exercised/total`, or `-` where it was not collected.
+fn rules_cell(r: &RunReport) -> String {
+    r.rules
+        .as_ref()
+        .map_or("-".into(), |c| format!("{}/{}", c.exercised, c.total))
 }
