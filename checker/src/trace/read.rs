@@ -132,6 +132,11 @@ impl Trace {
             Some(v) => Some(at::<String>(v, "description", origin)?),
             None => None,
         };
+        // The JSON Schema an editor validates the file with (docs/trace.schema.json): read
+        // and ignored.
+        if let Some(v) = obj.get("$schema") {
+            at::<String>(v, "$schema", origin)?;
+        }
         let steps = read_steps(&obj, origin, &config)?;
         let initial_state: Option<State> = match obj.get("initial_state") {
             Some(v) => Some(at(v, "initial_state", origin)?),
@@ -171,6 +176,7 @@ fn malformed(origin: &str, at: &str, why: &str) -> UserError {
 
 /// The fields a trace file may hold.
 const TOP_LEVEL_FIELDS: &[&str] = &[
+    "$schema",
     "format",
     "version",
     "description",
