@@ -122,3 +122,62 @@ fn esc_min(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+/// The trace page a reviewer prints (issue 23): the verdict before anything else, every change
+/// of every step (a revocation request, a context served), a refusal worded as one, and nodes
+/// that say who may read them.
+#[test]
+fn a_trace_page_puts_the_verdict_first_and_shows_every_change() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions");
+    let page_of = |name: &str| {
+        let trace = Trace::read(&root.join(name)).unwrap();
+        let report = replay(&trace, None).unwrap();
+        memtx_checker::report::html::trace_page(&trace, &report, name)
+    };
+
+    let page = page_of("paper/no-action-gate-I9.trace.json");
+    let verdict = page.find("id=\"verdict\"").expect("a verdict banner");
+    let table = page.find("<table>").expect("a summary table");
+    let first_step = page.find("id=\"step-1\"").expect("step 1");
+    assert!(
+        verdict < table && table < first_step,
+        "the verdict comes first"
+    );
+    let banner = &page[verdict..table];
+    assert!(banner.contains("data-result=\"fail\""), "{banner}");
+    assert!(banner.contains("fails at step 7"), "{banner}");
+    assert!(page.contains("replay: expectation met: I9 first fails at step 7"));
+    let step4 = page
+        .split("id=\"step-4\"")
+        .nth(1)
+        .and_then(|s| s.split("id=\"step-5\"").next())
+        .unwrap();
+    assert!(step4.contains("RequestRevocation r0"), "{step4}");
+    assert!(
+        step4.contains("<li>r0 revocation requested</li>"),
+        "{step4}"
+    );
+    assert!(
+        step4.contains("#d00000"),
+        "the requested record is outlined"
+    );
+    assert!(
+        step4.contains("Shared, owner a0"),
+        "scope and owner on the node"
+    );
+    assert!(step4.contains("revocation pending"), "{step4}");
+
+    let page = page_of("provenance/no-snapshot-reads-I5.trace.json");
+    assert!(
+        page.contains(" context +r"),
+        "a Read shows the record it served"
+    );
+
+    let page = page_of("scenarios/dirty-read-trap.json");
+    assert!(
+        page.contains("data-result=\"pass\""),
+        "a trap whose harm is refused passes"
+    );
+    assert!(page.contains("<p class=\"refused\">refused: "));
+    assert!(!page.contains("changed: refused"));
+}

@@ -16,7 +16,7 @@ use layout::core::style::StyleAttr;
 use layout::std_shapes::shapes::{Arrow, Element, ShapeKind};
 use layout::topo::layout::VisualGraph;
 use memtx_model::display::{kind, life_name};
-use memtx_model::record::{Kind, RecordSet};
+use memtx_model::record::{Kind, RecordSet, Scope};
 use memtx_model::{Life, State};
 
 /// The fill colour of a lifecycle state (the legend of every drawing).
@@ -33,22 +33,91 @@ pub fn life_colour(life: Life) -> &'static str {
     }
 }
 
-/// The two-line label of record `id`: `r1 Summary` / `Committed`, with slot and value for a
-/// belief and the effect for a tool call.
+/// The three-line label of record `id`: `r1 Summary` (with slot, value and source for a
+/// belief) / `Shared, owner a0` (who may read it: the question of an information-flow
+/// property) / `Quarantined (review)` (lifecycle state, reason, and effect for a tool call).
 fn label(id: u8, state: &State) -> String {
     let r = state.record(id);
     let what = match r.kind {
         Kind::Belief => format!(" s{}=v{} src{}", r.slot, r.value, r.source),
         _ => String::new(),
     };
+    let reason = r
+        .reason
+        .map(|why| format!(" ({})", super::serde_name(&why)))
+        .unwrap_or_default();
     let effect = r
         .effect
-        .map(|e| format!(" {}", format!("{e:?}").to_lowercase()))
+        .map(|e| format!(" {}", super::serde_name(&e)))
         .unwrap_or_default();
+    let pending = if r.pending_revocation {
+        ", revocation pending"
+    } else {
+        ""
+    };
     format!(
-        "r{id} {}{what}\n{}{effect}",
+        "r{id} {}{what}\n{}, owner a{}\n{}{reason}{effect}{pending}",
         kind(r.kind),
+        scope_name(r.scope),
+        r.owner,
         life_name(r.life())
+    )
+}
+
+/// `Private`, `Shared`, `Public`.
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Private => "Private",
+        Scope::Shared => "Shared",
+        Scope::Public => "Public",
+    }
+}
+
+/// The size of a box around `text` in the 13 px serif font of the drawing: `layout-rs`'s own
+/// estimate gives every character the width of the font size, twice what a serif font takes.
+fn box_size(text: &str) -> Point {
+    let lines = text.lines().count().max(1) as f64;
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    Point::new(widest * 7.0 + 20.0, lines * 15.0 + 10.0)
+}
+
+/// Sets an SVG's `width`, `height` and `viewBox` to what its boxes cover (plus `margin`), from
+/// the `<rect>` elements: `layout-rs` sizes its canvas from its own, larger, estimates of the
+/// labels, which left hundreds of blank pixels under a small drawing. Every edge runs between
+/// two boxes, so the boxes bound the drawing.
+fn fit_to_boxes(svg: &str, margin: f64) -> String {
+    let number = |tag: &str, name: &str| -> Option<f64> {
+        let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        let rest = &tag[at..];
+        rest[..rest.find('"')?].trim().parse().ok()
+    };
+    let (mut right, mut bottom) = (0.0f64, 0.0f64);
+    for tag in svg.split("<rect").skip(1) {
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        if let (Some(x), Some(y), Some(w), Some(h)) = (
+            number(tag, "x"),
+            number(tag, "y"),
+            number(tag, "width"),
+            number(tag, "height"),
+        ) {
+            right = right.max(x + w);
+            bottom = bottom.max(y + h);
+        }
+    }
+    let Some(start) = svg.find("<svg ") else {
+        return svg.to_string();
+    };
+    let Some(end) = svg[start..].find('>').map(|e| start + e) else {
+        return svg.to_string();
+    };
+    if right <= 0.0 || bottom <= 0.0 {
+        return svg.to_string();
+    }
+    let (w, h) = ((right + margin).ceil(), (bottom + margin).ceil());
+    format!(
+        "{}<svg width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" xmlns=\"http://www.w3.org/2000/svg\"{}",
+        &svg[..start],
+        &svg[end..]
     )
 }
 
@@ -72,8 +141,7 @@ pub fn dag_svg(state: &State, changed: RecordSet) -> String {
             13,
         );
         let shape = ShapeKind::new_box(&text);
-        let size = layout::core::geometry::get_size_for_str(&text, 13);
-        let size = Point::new(size.x + 16.0, size.y + 10.0);
+        let size = box_size(&text);
         let element = Element::create_with_properties(
             shape,
             look,
@@ -96,7 +164,7 @@ pub fn dag_svg(state: &State, changed: RecordSet) -> String {
     }
     let mut svg = SVGWriter::new();
     graph.do_it(false, false, false, &mut svg);
-    svg.finalize()
+    fit_to_boxes(&svg.finalize(), 10.0)
 }
 
 /// The legend of the lifecycle colours, as HTML.
@@ -112,4 +180,63 @@ pub fn legend_html() -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The drawing's canvas ends where its boxes do: no blank band under a small DAG.
+    #[test]
+    fn the_canvas_fits_the_boxes() {
+        let mut state = State::initial();
+        let cfg = memtx_model::presets::preset("quick", memtx_model::Variant::Memtx).unwrap();
+        for op in [
+            memtx_model::Op::Begin {
+                agent: 0,
+                tier: memtx_model::txn::Tier::Medium,
+                isolation: memtx_model::txn::Isolation::CommittedRead,
+            },
+            memtx_model::Op::Stage {
+                agent: 0,
+                kind: Kind::Belief,
+                slot: 0,
+                value: 0,
+                source: 0,
+                confidence: memtx_model::evidence::Confidence::High,
+                scope: Scope::Shared,
+                parents: RecordSet::EMPTY,
+                validity: memtx_model::record::Validity {
+                    from: 0,
+                    until: 255,
+                },
+            },
+        ] {
+            state = memtx_model::machine::step(&cfg, &state, &op).unwrap();
+        }
+        let svg = dag_svg(&state, RecordSet::EMPTY);
+        let height: f64 = svg
+            .split("<svg width=\"")
+            .nth(1)
+            .and_then(|s| s.split("height=\"").nth(1))
+            .and_then(|s| s.split('"').next())
+            .and_then(|s| s.parse().ok())
+            .expect("a height");
+        // One box of three lines (55 px) below layout-rs's 30 px top margin, plus 10.
+        assert!(height <= 100.0, "height {height}:\n{svg}");
+        assert!(svg.contains("Shared, owner a0"));
+        assert!(svg.contains("viewBox=\"0 0 "));
+    }
+
+    #[test]
+    fn fitting_keeps_every_box_inside() {
+        let svg = "<?xml?><svg width=\"500\" height=\"900\" viewBox=\"0 0 500 900\" xmlns=\"http://www.w3.org/2000/svg\"><rect x=\"30\" y=\"30\" width=\"100\" height=\"40\"/><rect x=\"50\" y=\"120\" width=\"200\" height=\"40\" /></svg>";
+        let fitted = fit_to_boxes(svg, 10.0);
+        assert!(
+            fitted.starts_with("<?xml?><svg width=\"260\" height=\"170\" viewBox=\"0 0 260 170\""),
+            "{fitted}"
+        );
+        assert!(fitted.ends_with("</svg>"));
+        assert_eq!(fit_to_boxes("<svg></svg>", 10.0), "<svg></svg>");
+    }
 }

@@ -13,6 +13,7 @@
 use super::dag::{dag_svg, legend_html};
 use super::plot::{chart_svg, Chart};
 use super::{domain_rows, Outcome, PropertyOutcome, RunReport, Verdict};
+use crate::trace::replay::{replay, ReplayReport};
 use crate::trace::{changed_records, Trace};
 use memtx_model::properties::PropertyDef;
 use std::fmt::Write as _;
@@ -32,7 +33,8 @@ th{background:#f3f3f3}.verdict{font-size:1.3em;padding:.6em 1em;border-radius:6p
 .incomplete{background:#fff1cc;border:2px solid #c90}.bad{color:#b00;font-weight:bold}.never{background:#fde0e0}\
 .swatch{display:inline-block;padding:2px 6px;border:1px solid #999;border-radius:4px;margin:2px;font-size:.85em}\
 .step{border-top:1px solid #ddd;padding:.5em 0}.dag svg{max-width:100%;height:auto}\
-.plots svg{max-width:100%;height:auto}code{background:#f6f6f6;padding:1px 3px}";
+.plots svg{max-width:100%;height:auto}code{background:#f6f6f6;padding:1px 3px}\
+.refused{color:#8a4b00;font-weight:bold}.changes{margin:.2em 0}.met{color:#262}";
 
 /// The page skeleton around `body`.
 fn page(title: &str, body: &str) -> String {
@@ -208,41 +210,47 @@ fn coverage_table(r: &RunReport) -> String {
     s
 }
 
-/// One counterexample (or any trace) step by step, with a DAG per step.
-fn steps_html(trace: &Trace, failing_key: Option<&str>) -> String {
-    let completed = match trace.completed() {
-        Ok(t) => t,
-        Err(e) => {
-            return format!(
-                "<p class=\"bad\">the trace does not replay: {}</p>\n",
-                esc(&e.to_string())
-            )
-        }
-    };
-    let rows = crate::trace::step_rows(trace).unwrap_or_default();
+/// One counterexample (or any trace) step by step, from its replay: each step's action, every
+/// change it made (records, revocation requests, transactions, contexts, the rollback log), a
+/// refusal worded as one, the invariants failing after it and the records' DAG with the changed
+/// records outlined.
+fn steps_html(report: &ReplayReport, failing_key: Option<&str>) -> String {
     let mut s = format!("<p>Lifecycle colours: {}</p>\n", legend_html());
-    let mut pre = completed
-        .initial_state
-        .clone()
-        .unwrap_or_else(memtx_model::State::initial);
-    for (i, step) in completed.steps.iter().enumerate() {
-        let Some(post) = step.state.clone() else {
-            continue;
-        };
-        let row = rows.get(i);
-        let failing = row.map(|r| r.failing.clone()).unwrap_or_default();
+    for pair in report.steps.windows(2) {
+        let (pre, post) = (&pair[0], &pair[1]);
+        let failing = &post.failing;
         let highlight = failing_key.is_some_and(|k| failing.iter().any(|f| f == k));
+        let what = match &post.refused {
+            Some(r) => format!(
+                "<p class=\"refused\">refused: {} — nothing changed</p>\n",
+                esc(&r.describe())
+            ),
+            None if post.changes.is_empty() => "<p>nothing changed</p>\n".to_string(),
+            None => {
+                let items: String = post
+                    .changes
+                    .iter()
+                    .map(|c| format!("<li>{}</li>", esc(c)))
+                    .collect();
+                format!("<ul class=\"changes\">{items}</ul>\n")
+            }
+        };
+        let dag = if post.refused.is_some() {
+            String::new()
+        } else {
+            format!(
+                "<div class=\"dag\">{}</div>",
+                dag_svg(&post.state, changed_records(&pre.state, &post.state))
+            )
+        };
         let _ = writeln!(
             s,
-            "<div class=\"step\" id=\"step-{n}\"><h4>step {n}: <code>{}</code></h4>\n<p>changed: {}; invariants failing after it: <span{}>{}</span></p>\n<div class=\"dag\">{}</div></div>",
-            esc(row.map_or(step.label.as_str(), |r| r.action.as_str())),
-            esc(row.map_or("—", |r| r.changed.as_str())),
+            "<div class=\"step\" id=\"step-{n}\"><h4>step {n}: <code>{}</code></h4>\n{what}<p>invariants failing after it: <span{}>{}</span></p>\n{dag}</div>",
+            esc(&post.label),
             if highlight { " class=\"bad\"" } else { "" },
             if failing.is_empty() { "none".to_string() } else { esc(&failing.join(", ")) },
-            dag_svg(&post, changed_records(&pre, &post)),
-            n = i + 1
+            n = post.step
         );
-        pre = post;
     }
     s
 }
@@ -320,7 +328,16 @@ pub fn run_page(r: &RunReport, traces: &[(String, Trace)]) -> String {
         for p in violated {
             let _ = writeln!(body, "<h3 id=\"cx-{}\">{}</h3>", esc(&p.key), esc(&p.name));
             match traces.iter().find(|(k, _)| *k == p.key) {
-                Some((_, t)) => body.push_str(&steps_html(t, Some(&p.key))),
+                Some((_, t)) => match replay(t, None) {
+                    Ok(report) => body.push_str(&steps_html(&report, Some(&p.key))),
+                    Err(e) => {
+                        let _ = writeln!(
+                            body,
+                            "<p class=\"bad\">the trace does not replay: {}</p>",
+                            esc(&e.to_string())
+                        );
+                    }
+                },
                 None => body.push_str("<p>(no trace saved)</p>\n"),
             }
         }
@@ -328,27 +345,60 @@ pub fn run_page(r: &RunReport, traces: &[(String, Trace)]) -> String {
     page(&title, &body)
 }
 
-/// The page of one trace (a saved counterexample or a scenario file), `origin` its path.
-pub fn trace_page(trace: &Trace, origin: &str) -> String {
+/// The page of one trace (a saved counterexample or a scenario file), `origin` its path, drawn
+/// from its replay `report`: the verdict first (what the trace shows, and whether the replay
+/// met the recorded expectation), then the configuration and every step.
+pub fn trace_page(trace: &Trace, report: &ReplayReport, origin: &str) -> String {
     let title = format!("memtx trace {origin}");
     let mut body = format!("<h1>{}</h1>\n", esc(&title));
+    let failing = report.ever_failing();
+    let shows = if failing.is_empty() {
+        "every invariant holds at every step".to_string()
+    } else {
+        failing
+            .iter()
+            .map(|k| {
+                let step = report.first_failure(k).unwrap_or_default();
+                let name = PropertyDef::find(k).map_or(k.clone(), |p| p.name.to_string());
+                format!("{name}: fails at step {step}")
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let met = if report.overridden {
+        true
+    } else {
+        report.expectation_met()
+    };
+    let outcome = if !met || !failing.is_empty() {
+        Outcome::Fail
+    } else {
+        Outcome::Pass
+    };
+    body.push_str(&verdict_banner(
+        outcome,
+        &format!("{shows} (variant {})", report.variant.name()),
+    ));
+    let _ = writeln!(
+        body,
+        "<p id=\"replay-verdict\" class=\"{}\">replay: {}</p>",
+        if met { "met" } else { "bad" },
+        esc(&report.verdict_line())
+    );
     let mut rows = vec![
         ("preset".to_string(), trace.config.preset.clone()),
-        (
-            "variant".to_string(),
-            trace.config.variant.name().to_string(),
-        ),
+        ("variant".to_string(), report.variant.name().to_string()),
         ("property".to_string(), trace.property_key().to_string()),
-        ("steps".to_string(), trace.steps.len().to_string()),
+        ("steps".to_string(), report.len().to_string()),
     ];
     if let Some(d) = &trace.description {
         rows.push(("description".into(), d.clone()));
     }
+    if !trace.command.is_empty() {
+        rows.push(("found by".into(), trace.command.clone()));
+    }
     // Every invariant the final state violates, by name (not only the trace's property).
-    if let Some(last) = crate::trace::step_rows(trace)
-        .ok()
-        .and_then(|r| r.last().cloned())
-    {
+    if let Some(last) = report.steps.last() {
         let names: Vec<String> = last
             .failing
             .iter()
@@ -363,7 +413,7 @@ pub fn trace_page(trace: &Trace, origin: &str) -> String {
     }
     body.push_str(&kv_table(&rows));
     let key = trace.property.as_ref().map(|p| p.key.as_str());
-    body.push_str(&steps_html(trace, key));
+    body.push_str(&steps_html(report, key));
     page(&title, &body)
 }
 

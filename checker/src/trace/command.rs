@@ -55,7 +55,8 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
     }
     let report = replay(&trace, variant).map_err(|e| e.for_trace(&trace))?;
     if let Some(out) = &args.html {
-        let page = crate::report::html::trace_page(&trace, &args.trace.display().to_string());
+        let page =
+            crate::report::html::trace_page(&trace, &report, &args.trace.display().to_string());
         crate::fsutil::write_atomic(out, page.as_bytes())?;
     }
     if let Some(out) = &args.write_states {

@@ -494,6 +494,29 @@ pub fn changes(pre: &State, post: &State) -> Vec<String> {
             _ => {}
         }
     }
+    for (agent, (&a, &b)) in pre.contexts().iter().zip(post.contexts()).enumerate() {
+        if a == b {
+            continue;
+        }
+        let names = |set: memtx_model::RecordSet| {
+            set.iter()
+                .map(|id| format!("r{id}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let served: memtx_model::RecordSet = b.iter().filter(|&id| !a.contains(id)).collect();
+        let dropped: memtx_model::RecordSet = a.iter().filter(|&id| !b.contains(id)).collect();
+        if b.is_empty() {
+            out.push(format!("a{agent} context emptied (was {})", names(a)));
+        } else {
+            if !served.is_empty() {
+                out.push(format!("a{agent} context +{}", names(served)));
+            }
+            if !dropped.is_empty() {
+                out.push(format!("a{agent} context -{}", names(dropped)));
+            }
+        }
+    }
     if pre.next_seq != post.next_seq {
         out.push(format!("next_seq {}→{}", pre.next_seq, post.next_seq));
     }

@@ -44,15 +44,18 @@ pub fn step_rows(trace: &Trace) -> Result<Vec<StepRow>, replay::ReplayError> {
         .collect())
 }
 
-/// The records a step changed: added, or with another lifecycle state, reason or effect (the
-/// records [`record_changes`] describes).
+/// The records a step changed: added, or with another lifecycle state, reason, effect or
+/// pending revocation (the records [`record_changes`] describes).
 pub fn changed_records(pre: &State, post: &State) -> memtx_model::RecordSet {
     let mut out = memtx_model::RecordSet::EMPTY;
     for id in post.ids() {
         let r = post.record(id);
         let changed = !pre.exists(id) || {
             let q = pre.record(id);
-            q.life() != r.life() || q.reason != r.reason || q.effect != r.effect
+            q.life() != r.life()
+                || q.reason != r.reason
+                || q.effect != r.effect
+                || q.pending_revocation != r.pending_revocation
         };
         if changed {
             out.insert(id);
@@ -61,8 +64,8 @@ pub fn changed_records(pre: &State, post: &State) -> memtx_model::RecordSet {
     out
 }
 
-/// The records whose lifecycle state, reason or effect differ from `pre` to `post`, in one
-/// short line (`—` when none did).
+/// The records whose lifecycle state, reason, effect or pending revocation differ from `pre` to
+/// `post`, in one short line (`—` when none did).
 pub fn record_changes(pre: &State, post: &State) -> String {
     use memtx_model::display::life_name;
     let mut parts = Vec::new();
@@ -90,6 +93,13 @@ pub fn record_changes(pre: &State, post: &State) -> String {
                 e.map_or("none".to_string(), |e| scenario::serde_name(&e))
             };
             what.push(format!("effect {}→{}", name(q.effect), name(r.effect)));
+        }
+        if q.pending_revocation != r.pending_revocation {
+            what.push(if r.pending_revocation {
+                "revocation requested".to_string()
+            } else {
+                "revocation no longer pending".to_string()
+            });
         }
         if !what.is_empty() {
             parts.push(format!("r{id} {}", what.join(" ")));
