@@ -67,7 +67,8 @@ pub struct ExploreArgs {
     /// that is not loopback: anyone who can reach it can drive the checker).
     #[arg(long, value_name = "IP")]
     pub bind: Option<String>,
-    /// Print the URL that opens the Explorer at this trace's last state.
+    /// Print the URL that opens the Explorer at this trace's last state (refused steps left
+    /// out and named) and the verdicts there.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 }

@@ -377,3 +377,68 @@ fn base64(text: &str) -> Vec<u8> {
     }
     out
 }
+
+/// `memtx explore --trace` of a scenario whose trap steps the model refuses: the refused steps
+/// are left out and said so, the Explorer opens at the scenario's end (its state API answers
+/// for the path in the printed URL), and the terminal says what holds there. No browser needed.
+#[test]
+fn the_explorer_opens_a_scenario_with_refused_steps_at_its_end() {
+    use std::io::BufRead;
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../regressions/scenarios/dirty-read-trap.json")
+        .display()
+        .to_string();
+    let port = free_port();
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_memtx"))
+            .args(["explore", "--preset", "quick", "--port", &port.to_string()])
+            .args(["--trace", &scenario])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+    {
+        let last = line.contains("at the trace's end");
+        lines.push(line);
+        if last {
+            break;
+        }
+    }
+    let text = lines.join("\n");
+    assert!(
+        text.contains("the model refuses step") && text.contains("left out"),
+        "{text}"
+    );
+    // The trap's refund is blocked: nothing executes, every invariant holds.
+    assert!(
+        text.contains("at the trace's end: invariants violated: none"),
+        "{text}"
+    );
+    let url = text
+        .split("Explorer at ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no URL in:\n{text}"));
+    let encoded = url.split("#/steps/").nth(1).expect("a path in the URL");
+    wait_for_port(port);
+    // The Explorer answers with chunked encoding and closes the connection: read it whole.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET /.states/{encoded} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut response = String::new();
+    let _ = s.read_to_string(&mut response);
+    assert!(
+        response.starts_with("HTTP/1.1 200") && response.contains("\"action\""),
+        "the Explorer does not follow the printed path:\n{response}"
+    );
+}

@@ -10,7 +10,8 @@
 //! It listens on 127.0.0.1 unless told otherwise: `--address` takes loopback addresses only,
 //! and any other address must be given with `--bind` (then a warning says that anyone who can
 //! reach it can drive the checker).
-//! `--trace FILE` prints the URL that opens the Explorer at the trace's last state.
+//! `--trace FILE` prints the URL that opens the Explorer at the trace's last state, leaving out
+//! (and naming) the steps the model refuses, and the verdicts at that state.
 
 use crate::cli::ExploreArgs;
 use crate::error::{ErrorKind, UserError};
@@ -153,35 +154,130 @@ pub fn explore_command(args: &ExploreArgs) -> Result<u8, UserError> {
     })?;
     let model = Explorable(MemTx::new(cfg.clone()));
     let mut url = format!("http://{address}/");
+    let mut at_end = None;
     if let Some(path) = &args.trace {
         let trace = crate::trace::Trace::read(path)?;
         trace.check_config(&cfg)?;
-        let actions: Vec<Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
-        let encoded = model
-            .init_states()
-            .into_iter()
-            .next()
-            .and_then(|init| Path::from_actions(&model, init, actions.iter()))
-            .map(|p| p.encode(&model))
-            .ok_or_else(|| {
-                UserError::new(
-                    ErrorKind::Malformed,
-                    format!(
-                        "{}: a step of the trace is refused by the model, so the Explorer cannot open at its end",
-                        path.display()
-                    ),
-                )
-            })?;
-        url = format!("http://{address}/#/steps/{encoded}");
+        let opened = open_at_end(&model, &trace).map_err(|step| {
+            UserError::with_fix(
+                ErrorKind::Malformed,
+                format!(
+                    "{}: step {step} of the trace is not one the Explorer can follow from the state before it",
+                    path.display()
+                ),
+                format!("replay it to see why: memtx replay {}", path.display()),
+            )
+        })?;
+        url = format!("http://{address}/#/steps/{}", opened.encoded);
+        at_end = Some(opened);
     }
     println!(
         "memtx explore: preset {}, variant {}: serving stateright's Explorer at {url} (Ctrl-C to stop)",
         cfg.preset,
         variant.name()
     );
+    if let Some(opened) = &at_end {
+        for line in opened.summary() {
+            println!("memtx explore: {line}");
+        }
+    }
     let _checker = model.checker().threads(1).serve(address);
     // Serve until interrupted (the default SIGINT action ends the process).
     loop {
         std::thread::park();
     }
+}
+
+/// Where `memtx explore --trace` opens: the path through the trace's performed steps.
+struct Opened {
+    /// The path, in stateright's encoding for the Explorer's URL.
+    encoded: String,
+    /// The steps the model refused (1-based; a scenario's traps expect some), left out.
+    refused: Vec<usize>,
+    /// Steps performed.
+    performed: usize,
+    /// The invariants violated at the trace's last state (keys).
+    failing: Vec<String>,
+    /// The examples that hold at the trace's last state (keys).
+    examples: Vec<String>,
+}
+
+impl Opened {
+    /// What the terminal says beside the URL: the Explorer's own status panel and property
+    /// list describe its on-demand search from the initial state, not the state it opens at.
+    fn summary(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !self.refused.is_empty() {
+            let steps: Vec<String> = self.refused.iter().map(|s| s.to_string()).collect();
+            lines.push(format!(
+                "the model refuses step{} {} of the trace (a refused step changes nothing): left out, the Explorer opens after the {} performed step{}",
+                if self.refused.len() == 1 { "" } else { "s" },
+                steps.join(", "),
+                self.performed,
+                if self.performed == 1 { "" } else { "s" }
+            ));
+        }
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        lines.push(format!(
+            "at the trace's end: invariants violated: {}; examples reached: {} (the Explorer's status panel and property list count its own search from the initial state)",
+            list(&self.failing),
+            list(&self.examples)
+        ));
+        lines
+    }
+}
+
+/// The path through `trace`'s steps that the model performs, skipping the refused ones (a
+/// refused step changes nothing, so the path reaches the state the replay ends in); `Err` with
+/// the 1-based step the Explorer cannot follow.
+fn open_at_end(model: &Explorable, trace: &crate::trace::Trace) -> Result<Opened, usize> {
+    let cfg = &model.0.cfg;
+    let mut state = model.init_states().into_iter().next().ok_or(0usize)?;
+    let init = state.clone();
+    let mut performed = Vec::new();
+    let mut refused = Vec::new();
+    for (i, step) in trace.steps.iter().enumerate() {
+        match memtx_model::machine::step(cfg, &state, &step.action) {
+            Ok(next) => {
+                performed.push(step.action.clone());
+                state = next;
+            }
+            Err(_) => refused.push(i + 1),
+        }
+    }
+    let Some(path) = Path::from_actions(model, init.clone(), performed.iter()) else {
+        // The first performed step stateright's path does not follow, by its number in the
+        // trace.
+        let numbers: Vec<usize> = (1..=trace.steps.len())
+            .filter(|n| !refused.contains(n))
+            .collect();
+        let first = (1..=performed.len())
+            .find(|&k| Path::from_actions(model, init.clone(), performed[..k].iter()).is_none())
+            .unwrap_or(performed.len());
+        return Err(numbers.get(first - 1).copied().unwrap_or(0));
+    };
+    let key = |name: &str| name.split_whitespace().next().unwrap_or(name).to_string();
+    let mut failing = Vec::new();
+    let mut examples = Vec::new();
+    for p in model.0.properties() {
+        let holds = (p.condition)(&model.0, &state);
+        match p.expectation {
+            stateright::Expectation::Always if !holds => failing.push(key(p.name)),
+            stateright::Expectation::Sometimes if holds => examples.push(key(p.name)),
+            _ => {}
+        }
+    }
+    Ok(Opened {
+        encoded: path.encode(model),
+        refused,
+        performed: performed.len(),
+        failing,
+        examples,
+    })
 }
