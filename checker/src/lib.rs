@@ -6,19 +6,18 @@
 //! |---|---|
 //! | [`cli`], [`setup`] | the command line; turning it into a checked configuration |
 //! | [`cmd`] ([`cmd::check`] and resume, [`cmd::suite`], [`cmd::list`], [`cmd::bench`], [`cmd::reference`], [`cmd::explore`]), [`trace::command`] (replay) | one module per subcommand |
-//! | [`engine`], [`cluster`] | the explorers behind one result type; running over processes |
+//! | [`engine`], [`cmd::cluster`] | the explorers behind one result type; running `check` and `bench` over processes |
 //! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states, checkpoints, its timely transport |
 //! | [`trace`] ([`trace::itf`], [`trace::replay`]) | counterexample traces, ITF export, re-execution |
 //! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts, the HTML pages |
 //! | [`error`], [`fsutil`], [`input`], [`interrupt`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM |
-//! | [`bench`](mod@bench), [`two_phase_commit`] | benchmarks; the Gray–Lamport two-phase-commit test model |
+//! | [`bench`](mod@bench) ([`bench::two_phase_commit`]) | benchmarks and their Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
 
 #![deny(missing_docs)]
 
 pub mod bench;
 pub mod cli;
-pub mod cluster;
 pub mod cmd;
 pub mod engine;
 pub mod error;
@@ -31,4 +30,3 @@ pub mod progress;
 pub mod report;
 pub mod setup;
 pub mod trace;
-pub mod two_phase_commit;

@@ -15,12 +15,13 @@ fn main() -> ExitCode {
     // The command as a user would type it again: `memtx` and the arguments, quoted for a
     // shell, without the local path of the binary.
     // A process started by `--local` records the command of the run it belongs to.
-    let command = std::env::var(memtx_checker::cluster::COMMAND_VARIABLE).unwrap_or_else(|_| {
-        std::iter::once("memtx".to_string())
-            .chain(std::env::args().skip(1).map(|a| shell_quote(&a)))
-            .collect::<Vec<_>>()
-            .join(" ")
-    });
+    let command =
+        std::env::var(memtx_checker::cmd::cluster::COMMAND_VARIABLE).unwrap_or_else(|_| {
+            std::iter::once("memtx".to_string())
+                .chain(std::env::args().skip(1).map(|a| shell_quote(&a)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
     match run(cli.command, &command) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

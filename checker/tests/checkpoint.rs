@@ -6,10 +6,10 @@
 mod binary_support;
 
 use binary_support::essentials;
+use memtx_checker::bench::two_phase_commit::{canonicalize, locality, TwoPhaseSys};
 use memtx_checker::explore::{
     explore, load, CheckpointPlan, ExploreOptions, ExploreReport, PackedState, StopReason,
 };
-use memtx_checker::two_phase_commit::{canonicalize, locality, TwoPhaseSys};
 use stateright::Model;
 use std::collections::BTreeSet;
 use std::fmt::Debug;

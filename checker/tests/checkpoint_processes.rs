@@ -7,11 +7,11 @@
 mod binary_support;
 
 use binary_support::{children, ended, essentials, memtx, scratch, sigkill};
+use memtx_checker::bench::two_phase_commit::{locality, TwoPhaseSys};
 use memtx_checker::explore::{
     explore, explore_timely, load, CheckpointPlan, Cluster, ExploreOptions, ExploreReport,
     PackedState, StopReason,
 };
-use memtx_checker::two_phase_commit::{locality, TwoPhaseSys};
 use stateright::Model;
 use std::fmt::Debug;
 use std::hash::Hash;

@@ -10,8 +10,8 @@
 //! BFS ignores symmetry, so its counts then differ). The non-ignored test checks the
 //! benchmark's plumbing on a tiny model.
 
+use memtx_checker::bench::two_phase_commit::{canonicalize, TwoPhaseSys};
 use memtx_checker::bench::{bench_model, bench_two_phase, BenchOptions, Engine};
-use memtx_checker::two_phase_commit::{canonicalize, TwoPhaseSys};
 
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())

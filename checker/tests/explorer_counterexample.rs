@@ -2,8 +2,8 @@
 //! runs, and replayable; plus counts against stateright on a model with a boundary and
 //! actions that do not change the state.
 
+use memtx_checker::bench::two_phase_commit::{RmState, TwoPhaseAction, TwoPhaseState, TwoPhaseSys};
 use memtx_checker::explore::{check_path, explore, ExploreOptions, PackedState};
-use memtx_checker::two_phase_commit::{RmState, TwoPhaseAction, TwoPhaseState, TwoPhaseSys};
 use stateright::{Checker, Model, Property};
 
 /// Two-phase commit with a deliberately wrong invariant: "no RM ever commits".

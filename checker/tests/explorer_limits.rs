@@ -1,8 +1,8 @@
 //! Early stops (max states, target depth, memory, all discovered), errors, progress
 //! reporting and panics in model code.
 
+use memtx_checker::bench::two_phase_commit::{TwoPhaseAction, TwoPhaseState, TwoPhaseSys};
 use memtx_checker::explore::{explore, ExploreError, ExploreOptions, PackedState, StopReason};
-use memtx_checker::two_phase_commit::{TwoPhaseAction, TwoPhaseState, TwoPhaseSys};
 use stateright::{Checker, Model, Property};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -176,8 +176,9 @@ impl Model for OnlySometimes {
     fn properties(&self) -> Vec<Property<Self>> {
         vec![
             Property::<Self>::sometimes("abort agreement", |m, s| {
-                (0..m.0.rm_count())
-                    .all(|rm| s.rm_state(rm) == memtx_checker::two_phase_commit::RmState::Aborted)
+                (0..m.0.rm_count()).all(|rm| {
+                    s.rm_state(rm) == memtx_checker::bench::two_phase_commit::RmState::Aborted
+                })
             }),
             Property::<Self>::sometimes("TM aborted", |_, s| s.has_abort_msg()),
         ]

@@ -1,10 +1,10 @@
 //! The fast explorer on two-phase commit: counts against stateright's BFS, thread-count
 //! independence, exact mode and symmetry reduction.
 
-use memtx_checker::explore::{explore, ExploreOptions, ExploreReport, Locality, PackedState};
-use memtx_checker::two_phase_commit::{
+use memtx_checker::bench::two_phase_commit::{
     self, canonicalize, TwoPhaseAction, TwoPhaseState, TwoPhaseSys,
 };
+use memtx_checker::explore::{explore, ExploreOptions, ExploreReport, Locality, PackedState};
 use stateright::{Checker, Model};
 
 type Report = ExploreReport<TwoPhaseState, TwoPhaseAction>;

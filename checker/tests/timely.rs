@@ -5,10 +5,10 @@
 mod binary_support;
 
 use binary_support::children;
-use memtx_checker::explore::{explore, explore_timely, Cluster, ExploreOptions, ExploreReport};
-use memtx_checker::two_phase_commit::{
+use memtx_checker::bench::two_phase_commit::{
     self, canonicalize, TwoPhaseAction, TwoPhaseState, TwoPhaseSys,
 };
+use memtx_checker::explore::{explore, explore_timely, Cluster, ExploreOptions, ExploreReport};
 
 type Report = ExploreReport<TwoPhaseState, TwoPhaseAction>;
 

@@ -14,13 +14,13 @@
 //! processes: N cluster members with `--processes N --process I --hostfile FILE`, started by
 //! `cluster.rs`; process 0 prints the measurements).
 
+use crate::bench::two_phase_commit::TwoPhaseSys;
 use crate::bench::{
     run_one, run_one_over, two_phase_options, BenchOptions, BenchResult, Engine, EngineRun,
 };
 use crate::cli::{BenchArgs, EngineArg};
 use crate::error::{ErrorKind, UserError};
 use crate::setup;
-use crate::two_phase_commit::TwoPhaseSys;
 use memtx_model::{MemTx, Variant};
 use std::process::Command;
 
@@ -378,7 +378,7 @@ fn check_in_child(args: &[String]) -> Result<Measured, UserError> {
 }
 
 /// `memtx bench --two-phase RMS --threads 1 --run-one fast` as `n` local processes over
-/// loopback (each a member of the cluster, [`crate::cluster::run_local_capturing`]), and
+/// loopback (each a member of the cluster, [`crate::cmd::cluster::run_local_capturing`]), and
 /// process 0's measurements.
 fn two_phase_over_processes(rms: usize, n: usize) -> Result<Measured, UserError> {
     let args: Vec<std::ffi::OsString> = [
@@ -393,7 +393,7 @@ fn two_phase_over_processes(rms: usize, n: usize) -> Result<Measured, UserError>
     .iter()
     .map(Into::into)
     .collect();
-    let (code, out) = crate::cluster::run_local_capturing(n, &args)?;
+    let (code, out) = crate::cmd::cluster::run_local_capturing(n, &args)?;
     let bug = |why: String| {
         UserError::new(
             ErrorKind::Usage,
@@ -627,7 +627,7 @@ fn measure_here(
                     "--run-one over --processes runs the fast engine over timely: use --run-one fast",
                 ));
             }
-            Some(crate::cluster::member_of(
+            Some(crate::cmd::cluster::member_of(
                 processes,
                 args.process,
                 args.hostfile.as_deref(),

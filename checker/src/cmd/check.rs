@@ -57,7 +57,7 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
         || (engine == Engine::Fast
             && !args.no_symmetry
             && memtx_model::presets::symmetric_by_default(&args.preset));
-    let cluster = crate::cluster::cluster_of(&args.cluster, args.threads)?;
+    let cluster = crate::cmd::cluster::cluster_of(&args.cluster, args.threads)?;
     if cluster.is_some() && (engine == Engine::Stateright || args.exact) {
         return Err(UserError::new(
             ErrorKind::Usage,
@@ -195,9 +195,9 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
         crate::fsutil::check_writable_dir(dir, "--checkpoint")?;
     }
     if args.cluster.local.is_some() {
-        return crate::cluster::run_local(&args.cluster, command);
+        return crate::cmd::cluster::run_local(&args.cluster, command);
     }
-    crate::cluster::watch_supervisor();
+    crate::cmd::cluster::watch_supervisor();
     crate::interrupt::install()?;
     if args.cluster.process.is_some_and(|p| p != 0) {
         // A cluster member other than process 0 lends its workers; process 0 reports.
@@ -225,9 +225,9 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
     if args.cluster.local.is_some() {
         // The processes read the checkpoint; this one only starts and watches them.
         check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;
-        return crate::cluster::run_local(&args.cluster, command);
+        return crate::cmd::cluster::run_local(&args.cluster, command);
     }
-    crate::cluster::watch_supervisor();
+    crate::cmd::cluster::watch_supervisor();
     let saved = crate::explore::load(&args.dir)?;
     let shown = args.dir.display().to_string();
     let run: SavedRun = serde_json::from_value(saved.run().clone()).map_err(|e| {
@@ -257,7 +257,7 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
         ));
     }
     check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;
-    let cluster = crate::cluster::cluster_of(&args.cluster, threads)?;
+    let cluster = crate::cmd::cluster::cluster_of(&args.cluster, threads)?;
     crate::interrupt::install()?;
     let level = saved.level();
     let before = saved.unique_states();

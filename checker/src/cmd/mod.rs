@@ -1,9 +1,10 @@
 //! The subcommands, one module each: `check` (and `resume`), `suite`, `list`, `bench`,
 //! `reference`, `explore`. (`memtx replay` lives with the trace format, in
-//! [`crate::trace::command`].)
+//! [`crate::trace::command`].) [`cluster`] runs `check` and `bench` over processes for both.
 
 pub mod bench;
 pub mod check;
+pub mod cluster;
 pub mod explore;
 pub mod list;
 pub mod reference;

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use memtx_checker::explore::{explore, ExploreOptions};
-//! use memtx_checker::two_phase_commit::{canonicalize, locality, TwoPhaseSys};
+//! use memtx_checker::bench::two_phase_commit::{canonicalize, locality, TwoPhaseSys};
 //!
 //! let model = TwoPhaseSys::new(3).expect("3 resource managers are supported");
 //! let report = explore(&model, &ExploreOptions::new().threads(2)).expect("no eventually");
@@ -54,7 +54,7 @@
 //! [`shard_of`]); a model can instead supply a *locality key*
 //! ([`ExploreOptions::locality`]) that most actions leave unchanged, so that a state's
 //! successors mostly stay with the worker that expanded it (MemTX's is
-//! `memtx_model::packed::locality`, two-phase commit's [`crate::two_phase_commit::locality`]). Only
+//! `memtx_model::packed::locality`, two-phase commit's [`crate::bench::two_phase_commit::locality`]). Only
 //! the owner ever touches a shard's tables, so they are plain single-threaded open-addressing
 //! tables with no locks and no atomics. A worker expands the states of its own frontier, then
 //! helps with what is left of its peers' (work stealing: during a level each frontier and its

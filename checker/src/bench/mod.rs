@@ -19,12 +19,16 @@
 //! the allocator: bytes of visited set per distinct state (the table of keys, and in exact
 //! mode the stored states) and bytes of parent log per distinct state (what paths are
 //! rebuilt from, 12 bytes per state).
+//!
+//! [`two_phase_commit`] is the second benchmark model (and the explorer's own test model).
 
+pub mod two_phase_commit;
+
+use crate::bench::two_phase_commit::TwoPhaseSys;
 use crate::explore::{
     explore, explore_timely, read_proc_status_bytes, reset_peak_rss, Canonicalizer, Cluster,
     ExploreError, ExploreOptions, Locality, NextStateInto, PackedState,
 };
-use crate::two_phase_commit::TwoPhaseSys;
 use stateright::{Checker, Model};
 use std::fmt::{Debug, Write};
 use std::hash::Hash;
@@ -135,7 +139,7 @@ pub struct BenchOptions<M: Model> {
     /// MemTX), so that the benchmark measures what a check runs.
     pub next_state_into: Option<NextStateInto<M>>,
     /// Locality key for the fast engine (MemTX's, as `memtx check` uses it, or
-    /// [`crate::two_phase_commit::locality`]).
+    /// [`crate::bench::two_phase_commit::locality`]).
     pub locality: Option<Locality>,
     /// Rule-coverage probe for the fast engine (MemTX's, as `memtx check` collects it).
     pub coverage: Option<crate::explore::CoverageProbe>,
@@ -381,10 +385,10 @@ pub fn bench_two_phase(rms: usize, threads: &[usize]) -> Result<BenchResult, Str
 }
 
 /// The options two-phase commit is benchmarked with: [`BenchOptions::new`] and its locality
-/// key ([`crate::two_phase_commit::locality`]), as MemTX's benchmark uses MemTX's.
+/// key ([`crate::bench::two_phase_commit::locality`]), as MemTX's benchmark uses MemTX's.
 pub fn two_phase_options(threads: &[usize]) -> BenchOptions<TwoPhaseSys> {
     let mut options = BenchOptions::new(threads);
-    options.locality = Some(crate::two_phase_commit::locality);
+    options.locality = Some(crate::bench::two_phase_commit::locality);
     options
 }
 
