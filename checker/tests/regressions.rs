@@ -181,3 +181,69 @@ fn a_trace_page_puts_the_verdict_first_and_shows_every_change() {
     assert!(page.contains("<p class=\"refused\">refused: "));
     assert!(!page.contains("changed: refused"));
 }
+
+/// A trace recorded before an invariant existed keeps replaying once it is added: its
+/// `invariants` list says which verdicts it recorded, and only those are compared; the newer
+/// one is judged and named. Without the list (or with it naming the invariant), a recorded
+/// verdict that differs is still a mismatch.
+#[test]
+fn a_trace_recorded_before_an_invariant_existed_replays_and_names_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../regressions/paper/no-action-gate-I9.trace.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // As if recorded under a table without I18: not listed, and no state records it.
+    let listed = json["invariants"].as_array_mut().unwrap();
+    assert!(listed.iter().any(|k| k == "I18"));
+    listed.retain(|k| k != "I18");
+    let mut dropped = 0;
+    for step in json["steps"].as_array_mut().unwrap() {
+        let violated = step["state"]["ghost_violated"].as_array_mut().unwrap();
+        let before = violated.len();
+        violated.retain(|n| n != 18);
+        dropped += before - violated.len();
+    }
+    assert!(dropped > 0, "the trace should record I18 somewhere");
+    let older = Trace::from_json_value(json.clone(), "older").unwrap();
+    let report = replay(&older, None).expect("the recorded verdicts agree on I1-I17");
+    // I18, and any invariant added after the file was recorded (docs/extending.md's I19).
+    let newer: Vec<String> = memtx_checker::trace::current_invariants()
+        .into_iter()
+        .filter(|k| !older.invariants.as_ref().unwrap().contains(k))
+        .collect();
+    assert_eq!(report.newer_invariants, newer);
+    assert!(newer.contains(&"I18".to_string()));
+    assert!(report.expectation_met(), "{}", report.verdict_line());
+    let last = report.steps.last().unwrap();
+    assert!(last.failing.iter().any(|k| k == "I18"), "I18 is judged");
+    let said = format!("Recorded before {} existed", newer.join(", "));
+    assert!(report.render_text().contains(&said), "{said}");
+    // The same states, with I18 listed: the recorded verdicts disagree.
+    let mut listed = json.clone();
+    listed["invariants"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!("I18"));
+    let strict = Trace::from_json_value(listed, "listed").unwrap();
+    assert!(matches!(
+        replay(&strict, None),
+        Err(ReplayError::StateMismatch { .. })
+    ));
+    // Without the list (a hand-written file), every verdict is compared.
+    let mut unlisted = json.clone();
+    unlisted.as_object_mut().unwrap().remove("invariants");
+    let unlisted = Trace::from_json_value(unlisted, "unlisted").unwrap();
+    assert!(matches!(
+        replay(&unlisted, None),
+        Err(ReplayError::StateMismatch { .. })
+    ));
+    // The list names invariants of this memtx only, by key.
+    for bad in ["E1", "I99", "i1"] {
+        let mut wrong = json.clone();
+        wrong["invariants"] = serde_json::json!([bad]);
+        let err = Trace::from_json_value(wrong, "wrong")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("invariants"), "{bad}: {err}");
+    }
+}

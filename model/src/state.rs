@@ -141,6 +141,15 @@ impl Verdicts {
     pub fn numbers(&self) -> impl Iterator<Item = u8> + '_ {
         (1..=crate::properties::HIGHEST_INVARIANT as u8).filter(|&n| self.is_violated(n))
     }
+    /// These verdicts on the invariants `keep` accepts only (the others cleared): what a trace
+    /// recorded under an older property table can be compared on.
+    pub fn restricted_to(self, keep: impl Fn(u8) -> bool) -> Verdicts {
+        let mut out = Verdicts::default();
+        for n in self.numbers().filter(|&n| keep(n)) {
+            out.0[n as usize / 8] |= 1 << (n % 8);
+        }
+        out
+    }
     /// The verdicts as bytes (for packing).
     pub fn to_bytes(self) -> [u8; VERDICT_BYTES] {
         self.0

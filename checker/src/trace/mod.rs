@@ -72,7 +72,7 @@ pub use files::{
 use memtx_model::config::VARIANTS;
 use memtx_model::display::op_line;
 use memtx_model::presets::preset;
-use memtx_model::properties::{PropertyDef, PROPERTIES};
+use memtx_model::properties::{number_of, PropertyDef, INVARIANTS, PROPERTIES};
 use memtx_model::{Config, Op, State, Variant};
 use scenario::{malformed_expect, StepExpect};
 use serde::de::DeserializeOwned;
@@ -254,6 +254,12 @@ pub struct Trace {
     pub property: Option<PropertyRef>,
     /// What a replay must observe (all-hold when the file names none).
     pub expectation: Expectation,
+    /// The invariants of the property table when memtx recorded the states (`I1` …). A replay
+    /// compares the recorded ghost verdicts on these only: an invariant added since is judged
+    /// and shown, but a trace recorded before it existed cannot disagree with it. Absent (a
+    /// hand-written file): every verdict is compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariants: Option<Vec<String>>,
     /// The steps, in order.
     pub steps: Vec<Step>,
     /// The state before the first step; a hand-written file may leave it out (it is the
@@ -312,9 +318,18 @@ impl Trace {
             config: config.clone(),
             property: Some(PropertyRef::of(property)),
             expectation,
+            invariants: Some(current_invariants()),
             steps,
             initial_state: Some(initial_state.clone()),
         })
+    }
+
+    /// The invariants a replay compares the recorded verdicts on (see [`Trace::invariants`]):
+    /// their numbers, or `None` for all.
+    pub fn compared_invariants(&self) -> Option<Vec<u8>> {
+        self.invariants
+            .as_ref()
+            .map(|keys| keys.iter().map(|k| number_of(k) as u8).collect())
     }
 
     /// The same trace with another recorded expectation.
@@ -402,4 +417,12 @@ impl Trace {
             fix,
         ))
     }
+}
+
+/// The invariants of this memtx's property table, as a trace records them ([`Trace::invariants`]).
+pub fn current_invariants() -> Vec<String> {
+    PROPERTIES[..INVARIANTS]
+        .iter()
+        .map(|p| p.key.to_string())
+        .collect()
 }

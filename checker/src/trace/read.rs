@@ -137,6 +137,23 @@ impl Trace {
         if let Some(v) = obj.get("$schema") {
             at::<String>(v, "$schema", origin)?;
         }
+        let invariants = match obj.get("invariants") {
+            None => None,
+            Some(v) => {
+                let keys: Vec<String> = at(v, "invariants", origin)?;
+                for key in &keys {
+                    let def = known_property(key, origin, "invariants")?;
+                    if !def.is_invariant() || def.key != key {
+                        return Err(malformed(
+                            origin,
+                            "invariants",
+                            &format!("{} is not the key of an invariant (I1 …)", cut(key)),
+                        ));
+                    }
+                }
+                Some(keys)
+            }
+        };
         let steps = read_steps(&obj, origin, &config)?;
         let initial_state: Option<State> = match obj.get("initial_state") {
             Some(v) => Some(at(v, "initial_state", origin)?),
@@ -152,6 +169,7 @@ impl Trace {
             config,
             property,
             expectation,
+            invariants,
             steps,
             initial_state,
         })
@@ -180,6 +198,7 @@ const TOP_LEVEL_FIELDS: &[&str] = &[
     "format",
     "version",
     "description",
+    "invariants",
     "tool",
     "command",
     "config",

@@ -220,6 +220,10 @@ pub struct ReplayReport {
     pub steps: Vec<ReplayStep>,
     /// The steps' expectations that the replay did not observe (not judged under an override).
     pub mismatches: Vec<Mismatch>,
+    /// Invariants of this memtx that the trace was recorded without ([`Trace::invariants`]):
+    /// judged on replay, not compared with the recorded verdicts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub newer_invariants: Vec<String>,
 }
 
 /// Replays `trace` (see the module docs); `variant_override` replaces the recorded variant.
@@ -248,6 +252,7 @@ pub fn replay(
         }
         None => inits.first().cloned().unwrap_or_else(State::initial),
     };
+    let compared = trace.compared_invariants();
     let mut steps = vec![judge(&model, 0, "init".into(), vec![], initial.clone())];
     let mut mismatches = Vec::new();
     let mut pre = initial;
@@ -265,7 +270,7 @@ pub fn replay(
         )?;
         let label = op_line(&recorded.action);
         if let Some(want) = &recorded.state {
-            if !overridden && post != *want {
+            if !overridden && !same_as_recorded(want, &post, compared.as_deref()) {
                 return Err(ReplayError::StateMismatch {
                     step: number,
                     action: label,
@@ -296,7 +301,28 @@ pub fn replay(
         command: trace.command.clone(),
         steps,
         mismatches,
+        newer_invariants: match &trace.invariants {
+            Some(known) => super::current_invariants()
+                .into_iter()
+                .filter(|k| !known.contains(k))
+                .collect(),
+            None => Vec::new(),
+        },
     })
+}
+
+/// Is `post` the state `want` a trace recorded? With `compared` (the invariants of the table the
+/// trace was recorded under, [`Trace::invariants`]), the ghost's verdicts are compared on those
+/// only: an invariant added since judges the replay but cannot contradict the recording.
+fn same_as_recorded(want: &State, post: &State, compared: Option<&[u8]>) -> bool {
+    let Some(known) = compared else {
+        return post == want;
+    };
+    let mut want = want.clone();
+    let mut post = post.clone();
+    want.ghost.violated = want.ghost.violated.restricted_to(|n| known.contains(&n));
+    post.ghost.violated = post.ghost.violated.restricted_to(|n| known.contains(&n));
+    post == want
 }
 
 /// Performs step `number` from `pre`: the state after it (`pre` itself when it is refused as
@@ -713,6 +739,13 @@ impl ReplayReport {
             let _ = writeln!(s, "Found by: {}", self.command);
         }
         let _ = writeln!(s, "Recorded expectation: {}", self.expectation.describe());
+        if !self.newer_invariants.is_empty() {
+            let _ = writeln!(
+                s,
+                "Recorded before {} existed: judged below, not compared with the recorded states",
+                self.newer_invariants.join(", ")
+            );
+        }
         for st in &self.steps {
             let _ = writeln!(s);
             if st.step == 0 {
@@ -771,6 +804,7 @@ impl ReplayReport {
     /// --write-states`). A refused step's state is the state before it.
     pub fn completed(&self, trace: &Trace) -> Trace {
         let mut out = trace.clone();
+        out.invariants = Some(super::current_invariants());
         out.initial_state = self.steps.first().map(|s| s.state.clone());
         for (step, replayed) in out.steps.iter_mut().zip(self.steps.iter().skip(1)) {
             step.label = op_line(&step.action);
