@@ -56,7 +56,7 @@ pub struct ExploreArgs {
     /// Protocol variant.
     #[arg(long, default_value = "memtx")]
     pub variant: String,
-    /// Port to listen on.
+    /// Port to listen on (0: one the system chooses, named in the printed URL).
     #[arg(long, default_value_t = 3000)]
     pub port: u16,
     /// Loopback address to listen on (127.0.0.1 or ::1); any other address is refused

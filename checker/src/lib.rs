@@ -13,6 +13,7 @@
 //! | [`error`], [`fsutil`], [`input`], [`interrupt`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM |
 //! | [`bench`](mod@bench) ([`bench::two_phase_commit`]) | benchmarks and their Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
+//! | [`web`] | the Explorer `memtx explore` serves: its page and JSON API, over std's TCP |
 
 #![deny(missing_docs)]
 
@@ -30,3 +31,4 @@ pub mod progress;
 pub mod report;
 pub mod setup;
 pub mod trace;
+pub mod web;

@@ -222,6 +222,72 @@ fn http(port: u16, method: &str, path: &str, body: &serde_json::Value) -> serde_
     serde_json::from_str(&body).unwrap_or(serde_json::Value::Null)
 }
 
+/// A running `memtx explore --port 0` (the system picks a free port; the command prints it):
+/// its URL, port, and the lines it printed up to the URL and, with `--trace`, the verdicts.
+/// A thread drains its standard output for as long as it runs.
+struct Running {
+    _child: Killed,
+    port: u16,
+    url: String,
+    lines: Vec<String>,
+}
+
+fn start_explorer(args: &[&str], dir: Option<&Path>) -> Running {
+    use std::io::BufRead;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memtx"));
+    command
+        .args(["explore", "--port", "0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = Killed(command.spawn().unwrap());
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let tracing = args.contains(&"--trace");
+    let mut lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
+        let last = if tracing {
+            line.contains("at the trace's end")
+        } else {
+            line.contains("Explorer at ")
+        };
+        lines.push(line);
+        if last {
+            break;
+        }
+    }
+    let text = lines.join("\n");
+    let url = text
+        .split("Explorer at ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no URL in:\n{text}"))
+        .to_string();
+    let port = url
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {url}"));
+    wait_for_port(port);
+    Running {
+        _child: child,
+        port,
+        url,
+        lines,
+    }
+}
+
 struct Killed(Child);
 
 impl Drop for Killed {
@@ -244,16 +310,7 @@ fn the_explorer_lists_states_and_follows_a_click() {
         eprintln!("skipped: no chromedriver on PATH (install Debian's chromium-driver)");
         return;
     };
-    let port = free_port();
-    let _explorer = Killed(
-        Command::new(env!("CARGO_BIN_EXE_memtx"))
-            .args(["explore", "--preset", "quick", "--port", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for_port(port);
+    let explorer = start_explorer(&["--preset", "quick"], None);
     let wd = free_port();
     let _driver = Killed(
         Command::new(driver)
@@ -286,15 +343,15 @@ fn the_explorer_lists_states_and_follows_a_click() {
         wd,
         "POST",
         &at("/url"),
-        &serde_json::json!({"url": format!("http://127.0.0.1:{port}/")}),
+        &serde_json::json!({"url": explorer.url}),
     );
-    // Wait for the next action choices (rendered by the page's script from /.states).
+    // Wait for the next action choices (rendered by the page's script from /api/path/).
     let find_links = || {
         http(
             wd,
             "POST",
             &at("/elements"),
-            &serde_json::json!({"using": "css selector", "value": "a.font-code[href^='#/steps/']"}),
+            &serde_json::json!({"using": "css selector", "value": "a.next[href^='#/path/']"}),
         )["value"]
             .as_array()
             .cloned()
@@ -311,7 +368,14 @@ fn the_explorer_lists_states_and_follows_a_click() {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    assert!(source.contains("Init 0"), "the initial state is listed");
+    assert!(
+        source.contains("initial state"),
+        "the initial state is listed"
+    );
+    assert!(
+        source.contains("Every invariant holds at this state"),
+        "the verdict at the state shown"
+    );
     let element = links[0]
         .as_object()
         .and_then(|o| o.values().next())
@@ -336,15 +400,16 @@ fn the_explorer_lists_states_and_follows_a_click() {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        if url.contains("#/steps/0") && after.contains("Begin") {
+        if url.ends_with("#/path/0") && after.contains("state at depth 1") {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(
-        url.contains("#/steps/"),
+        url.ends_with("#/path/0"),
         "the click moved to a state: {url}"
     );
+    assert!(after.contains("Begin"), "the step taken is on the path");
     let shot = http(wd, "GET", &at("/screenshot"), &null)["value"]
         .as_str()
         .unwrap_or_default()
@@ -352,7 +417,10 @@ fn the_explorer_lists_states_and_follows_a_click() {
     assert!(shot.len() > 1000, "a screenshot");
     std::fs::write(shots().join("explorer-after-click.png"), base64(&shot)).unwrap();
     http(wd, "DELETE", &at(""), &null);
-    assert!(after.contains("path-list"), "the path of actions is shown");
+    assert!(
+        after.contains("id=\"path\""),
+        "the path of actions is shown"
+    );
 }
 
 /// Decodes standard base64 (WebDriver's screenshot encoding).
@@ -383,34 +451,13 @@ fn base64(text: &str) -> Vec<u8> {
 /// for the path in the printed URL), and the terminal says what holds there. No browser needed.
 #[test]
 fn the_explorer_opens_a_scenario_with_refused_steps_at_its_end() {
-    use std::io::BufRead;
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../regressions/scenarios/dirty-read-trap.json")
         .display()
         .to_string();
-    let port = free_port();
-    let mut child = Killed(
-        Command::new(env!("CARGO_BIN_EXE_memtx"))
-            .args(["explore", "--preset", "quick", "--port", &port.to_string()])
-            .args(["--trace", &scenario])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let stdout = child.0.stdout.take().unwrap();
-    let mut lines = Vec::new();
-    for line in std::io::BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-    {
-        let last = line.contains("at the trace's end");
-        lines.push(line);
-        if last {
-            break;
-        }
-    }
-    let text = lines.join("\n");
+    let explorer = start_explorer(&["--preset", "quick", "--trace", &scenario], None);
+    let (port, url) = (explorer.port, explorer.url.as_str());
+    let text = explorer.lines.join("\n");
     assert!(
         text.contains("the model refuses step") && text.contains("left out"),
         "{text}"
@@ -420,25 +467,174 @@ fn the_explorer_opens_a_scenario_with_refused_steps_at_its_end() {
         text.contains("at the trace's end: invariants violated: none"),
         "{text}"
     );
-    let url = text
-        .split("Explorer at ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no URL in:\n{text}"));
-    let encoded = url.split("#/steps/").nth(1).expect("a path in the URL");
-    wait_for_port(port);
-    // The Explorer answers with chunked encoding and closes the connection: read it whole.
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "GET /.states/{encoded} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    let encoded = url.split("#/path/").nth(1).expect("a path in the URL");
+    let (status, body) = get(port, &format!("/api/path/{encoded}"));
+    assert_eq!(
+        status, 200,
+        "the Explorer does not follow the printed path:\n{body}"
+    );
+    let view: serde_json::Value = serde_json::from_str(&body).unwrap();
+    // The page's verdicts are the terminal's: nothing violated at the trap's end.
+    let failing: Vec<&serde_json::Value> = view["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["kind"] == "invariant" && v["holds"] == false)
+        .collect();
+    assert!(failing.is_empty(), "{failing:?}");
+    assert_eq!(
+        view["depth"].as_u64().unwrap() as usize,
+        encoded.split(',').count()
+    );
+}
+
+/// [`render`] of a page that fills itself from the Explorer's API: tried again (up to five
+/// times) until its DOM contains `needle`, since headless Chromium's virtual time budget may
+/// run out before a real request returns on a loaded machine.
+fn render_until(chromium: &Path, url: &str, shot: &str, needle: &str) -> String {
+    let mut dom = String::new();
+    for _ in 0..5 {
+        dom = render(chromium, url, shot);
+        if dom.contains(needle) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    dom
+}
+
+/// Waits until the Explorer on `port` answers `GET /` with 200 (its connection slots free).
+fn wait_until_serving(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while get(port, "/").0 != 200 {
+        assert!(Instant::now() < deadline, "the Explorer stopped serving");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// One request to the Explorer on `port`, read until it closes: status and body.
+fn get(port: u16, target: &str) -> (u16, String) {
+    raw(
+        port,
+        format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").as_bytes(),
     )
-    .unwrap();
+}
+
+/// Sends `request` as is and reads the answer until the server closes: status and body.
+fn raw(port: u16, request: &[u8]) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(request).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut response = String::new();
     let _ = s.read_to_string(&mut response);
-    assert!(
-        response.starts_with("HTTP/1.1 200") && response.contains("\"action\""),
-        "the Explorer does not follow the printed path:\n{response}"
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// `memtx explore --trace` of a counterexample, under the variant that produced it: the page
+/// opens at the trace's end and says, at that state, which invariant is violated and since
+/// which step (stateright's Explorer said "Searching" there, and counted its own search).
+#[test]
+fn the_explorer_judges_the_state_it_shows() {
+    let Some(chromium) = chromium() else { return };
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../regressions/quick/no-cascade-I2.trace.json")
+        .display()
+        .to_string();
+    let explorer = start_explorer(
+        &[
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--trace",
+            &trace,
+        ],
+        None,
     );
+    let url = explorer.url.clone();
+    let depth = url.split("#/path/").nth(1).unwrap().split(',').count();
+    let dom = render_until(
+        &chromium,
+        &url,
+        "explorer-violation.png",
+        "id=\"where\">preset",
+    );
+    assert!(
+        dom.contains("VIOLATED here: I2"),
+        "the verdict at the state shown"
+    );
+    assert!(
+        dom.contains(&format!("VIOLATED (first at step {depth})")),
+        "the step where I2 first failed"
+    );
+    assert!(dom.contains(&format!("state at depth {depth}")));
+    assert!(dom.contains("<svg"), "the DAG is drawn");
+    // One step back, before the retraction's missed repair, I2 holds.
+    let back = url.rsplit_once(',').map(|(b, _)| b.to_string()).unwrap();
+    let dom = render_until(
+        &chromium,
+        &back,
+        "explorer-before-violation.png",
+        "state at depth",
+    );
+    assert!(dom.contains("Every invariant holds at this state"));
+}
+
+/// A hostile or careless client does not stop the Explorer: connections reset before or in
+/// the middle of a request, an oversized head, a method other than GET, a path that names
+/// no state, more connections than it serves at once. Each gets a status line or nothing,
+/// and the Explorer still answers afterwards. It reads nothing from the working directory
+/// (stateright's served `./ui/` when one existed).
+#[test]
+fn the_explorer_survives_hostile_clients() {
+    let dir = std::env::temp_dir().join(format!("memtx-explorer-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("ui")).unwrap();
+    std::fs::write(dir.join("ui/index.htm"), "PLANTED").unwrap();
+    std::fs::write(dir.join("ui/index.html"), "PLANTED").unwrap();
+    let explorer = start_explorer(&["--preset", "quick"], Some(&dir));
+    let port = explorer.port;
+    for _ in 0..50 {
+        // Connect and go.
+        drop(TcpStream::connect(("127.0.0.1", port)).unwrap());
+        // Half a request line, then reset.
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let _ = s.write_all(b"GET /api/pa");
+        drop(s);
+    }
+    // The handlers of those connections end as soon as they read the reset.
+    wait_until_serving(port);
+    let mut huge = b"GET / HTTP/1.1\r\nX: ".to_vec();
+    huge.extend(std::iter::repeat_n(b'a', 20_000));
+    huge.extend_from_slice(b"\r\n\r\n");
+    assert_eq!(raw(port, &huge).0, 431);
+    assert_eq!(raw(port, b"POST / HTTP/1.1\r\n\r\n").0, 405);
+    assert_eq!(raw(port, b"\x00\x01garbage\r\n\r\n").0, 400);
+    assert_eq!(get(port, "/api/path/0,x").0, 400);
+    assert_eq!(get(port, "/api/path/999").0, 404);
+    assert_eq!(get(port, "/ui/index.htm").0, 404);
+    // More idle connections than it serves at once: the extra ones are told so at once.
+    let idle: Vec<TcpStream> = (0..40)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let (busy, _) = get(port, "/");
+    assert_eq!(busy, 503);
+    drop(idle);
+    // Still serving, and its own page, not the planted one.
+    wait_until_serving(port);
+    let (status, page) = get(port, "/");
+    assert_eq!(status, 200);
+    assert!(page.contains("memtx Explorer") && !page.contains("PLANTED"));
+    assert_eq!(get(port, "/api/path/").0, 200);
+    drop(explorer);
+    let _ = std::fs::remove_dir_all(&dir);
 }
