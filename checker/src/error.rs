@@ -60,6 +60,9 @@ pub enum ErrorKind {
     Replay,
     /// A run over processes (`--local`, `--processes`) could not start or lost a process.
     Cluster,
+    /// Standard output was closed by its reader (`| head -1` gone): the command ends quietly
+    /// with [`crate::output::CLOSED_EXIT_CODE`], printing nothing more.
+    ClosedOutput,
 }
 
 /// An error caused by the input, with a one-line message naming the cause and the fix.
@@ -102,9 +105,13 @@ impl UserError {
         &self.message
     }
 
-    /// The exit status the CLI uses for it ([`USER_ERROR_EXIT_CODE`]).
+    /// The exit status the CLI uses for it ([`USER_ERROR_EXIT_CODE`]; a closed standard
+    /// output ends with [`crate::output::CLOSED_EXIT_CODE`]).
     pub fn exit_code(&self) -> i32 {
-        USER_ERROR_EXIT_CODE
+        match self.kind {
+            ErrorKind::ClosedOutput => i32::from(crate::output::CLOSED_EXIT_CODE),
+            _ => USER_ERROR_EXIT_CODE,
+        }
     }
 }
 

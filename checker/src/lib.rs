@@ -10,7 +10,7 @@
 //! | [`explore`] | the fast explorer: sharded, level-synchronous BFS over packed states, checkpoints, its timely transport |
 //! | [`trace`] ([`trace::itf`], [`trace::replay`]) | counterexample traces, ITF export, re-execution |
 //! | [`report`] | run reports, the ablation matrix, the manifest of pinned counts, the HTML pages |
-//! | [`error`], [`fsutil`], [`input`], [`interrupt`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM |
+//! | [`error`], [`fsutil`], [`input`], [`interrupt`], [`output`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM; standard output without panics |
 //! | [`bench`](mod@bench) ([`bench::two_phase_commit`]) | benchmarks and their Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
 //! | [`web`] | the Explorer `memtx explore` serves: its page and JSON API, over std's TCP |
@@ -26,6 +26,7 @@ pub mod explore;
 pub mod fsutil;
 pub mod input;
 pub mod interrupt;
+pub mod output;
 pub mod paired;
 pub mod progress;
 pub mod report;

@@ -3,8 +3,10 @@
 use clap::Parser;
 use memtx_checker::cli::{Cli, Command};
 use memtx_checker::cmd::{check, list};
-use memtx_checker::error::UserError;
+use memtx_checker::error::{ErrorKind, UserError};
+use memtx_checker::output;
 use memtx_checker::trace::shell_quote;
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -25,7 +27,10 @@ fn main() -> ExitCode {
     match run(cli.command, &command) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("memtx: {}", e.message());
+            if e.kind() != ErrorKind::ClosedOutput {
+                // A closed standard error must not turn a one-line error into a panic.
+                let _ = writeln!(std::io::stderr(), "memtx: {}", e.message());
+            }
             ExitCode::from(e.exit_code() as u8)
         }
     }
@@ -37,9 +42,9 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
         Command::Resume(args) => check::resume_command(&args, line),
         Command::List(args) => {
             if args.json {
-                println!("{}", memtx_checker::fsutil::json_pretty(&list::as_json()));
+                output::println(&memtx_checker::fsutil::json_pretty(&list::as_json()))?;
             } else {
-                print!("{}", list::as_text());
+                output::print(&list::as_text())?;
             }
             Ok(0)
         }

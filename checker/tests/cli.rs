@@ -902,3 +902,51 @@ fn pinned_quick_states() -> u64 {
     .expect("quick × memtx is pinned")
     .unique
 }
+
+/// Runs `memtx args` with standard output sent to `stdout`; its output (stdout empty).
+fn memtx_to(args: &[&str], stdout: std::process::Stdio) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(args)
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("memtx runs")
+}
+
+/// A pipe whose reader is gone before memtx writes (`memtx list | head -0`, deterministic):
+/// the command ends quietly with 141, as a process SIGPIPE ended, not with a panic (101).
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    let regression = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../regressions/quick/no-cascade-I2.trace.json")
+        .display()
+        .to_string();
+    for args in [
+        vec!["list"],
+        vec!["list", "--json"],
+        vec!["replay", regression.as_str()],
+        vec!["check", "--preset", "quick", "--max-depth", "3"],
+    ] {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = memtx_to(&args, writer.into());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("memtx:"),
+            "{args:?}: said nothing: {stderr}"
+        );
+    }
+}
+
+/// A full standard output (`memtx list > /dev/full`) is one line, exit 2, not a panic.
+#[test]
+fn a_full_stdout_is_one_line_and_exit_2() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full on this system");
+        return;
+    };
+    let out = memtx_to(&["list"], full.into());
+    assert_user_error(&out, "cannot write to standard output");
+}

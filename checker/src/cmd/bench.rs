@@ -65,7 +65,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     }
     if let Some(n) = args.processes {
         let out = processes_against_threads(&args.preset, &args.two_phase, n, args.repeat)?;
-        print!("{out}");
+        crate::output::print(&out)?;
         if let Some(path) = &args.out {
             crate::fsutil::write_atomic(path, out.as_bytes())?;
         }
@@ -221,7 +221,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
             &fast_medians,
         ));
     }
-    print!("{out}");
+    crate::output::print(&out)?;
     if let Some(path) = &args.out {
         crate::fsutil::write_atomic(path, out.as_bytes())?;
     }
@@ -680,6 +680,6 @@ fn measure_here(
             format!("[memtx internal bug] cannot encode a measurement: {e}"),
         )
     })?;
-    println!("{json}");
+    crate::output::println(&json)?;
     Ok(0)
 }

@@ -138,9 +138,8 @@ fn announcer(json: bool) -> impl Fn(&str) {
         if json {
             eprint!("{text}");
         } else {
-            print!("{text}");
-            use std::io::Write as _;
-            let _ = std::io::stdout().flush();
+            // A closed standard output is reported by the summary's print, at the end.
+            let _ = crate::output::print(text);
         }
     }
 }
@@ -165,18 +164,18 @@ fn present(result: &RunReport, how: &Presentation<'_>) -> Result<u8, UserError> 
         )
     });
     if how.json {
-        println!("{}", result.to_json_string());
+        crate::output::println(&result.to_json_string())?;
         if let Some(line) = &written {
             eprint!("{line}");
         }
     } else {
-        print!("{}", render_text(result));
+        crate::output::print(&render_text(result))?;
         if let Some(line) = &written {
-            print!("{line}");
+            crate::output::print(line)?;
         }
         if how.coverage {
             if let Some(rules) = &result.rules {
-                print!("{}", rules.table_text());
+                crate::output::print(&rules.table_text())?;
             }
         }
     }

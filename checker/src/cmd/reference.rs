@@ -157,7 +157,7 @@ pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
     write_atomic(&matrix_path, md.as_bytes())?;
     write_regressions_readme(&args.traces)?;
     manifest.save(&manifest_path)?;
-    print!("{md}");
+    crate::output::print(&md)?;
     Ok(0)
 }
 

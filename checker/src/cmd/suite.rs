@@ -64,9 +64,9 @@ pub fn suite_command(args: &SuiteArgs, command: &str) -> Result<u8, UserError> {
         )?;
     }
     if args.json {
-        println!("{}", crate::fsutil::json_pretty(&report));
+        crate::output::println(&crate::fsutil::json_pretty(&report))?;
     } else {
-        print!("{}", report.render_text());
+        crate::output::print(&report.render_text())?;
     }
     if crate::interrupt::interrupted() {
         eprintln!(

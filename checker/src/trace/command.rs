@@ -11,6 +11,7 @@
 use crate::cli::ReplayArgs;
 use crate::error::{ErrorKind, UserError};
 use crate::input::{parse_size, MAX_INPUT_BYTES};
+use crate::output;
 use crate::setup;
 use crate::trace::replay::replay;
 use crate::trace::{Expectation, Trace};
@@ -72,11 +73,11 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
         if let Some(obj) = json.as_object_mut() {
             obj.insert("expectation_met".into(), met.into());
         }
-        println!("{}", crate::fsutil::json_pretty(&json));
+        output::println(&crate::fsutil::json_pretty(&json))?;
     } else {
-        print!("{}", report.render_text());
+        output::print(&report.render_text())?;
         if overridden {
-            println!(
+            output::println(&format!(
                 "under variant {} (trace recorded under {}): {}",
                 variant.map(|v| v.name()).unwrap_or_default(),
                 trace.config.variant.name(),
@@ -85,13 +86,13 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
                 } else {
                     "an invariant fails"
                 }
-            );
+            ))?;
         }
         if let Some(out) = &args.write_states {
-            println!("completed trace written to {}", out.display());
+            output::println(&format!("completed trace written to {}", out.display()))?;
         }
         if let Some(out) = &args.html {
-            println!("trace page written to {}", out.display());
+            output::println(&format!("trace page written to {}", out.display()))?;
         }
     }
     Ok(if met { 0 } else { 1 })
