@@ -15,6 +15,15 @@
 //!
 //! If any step fails the temporary file is removed (also if the thread panics), and the error is a
 //! [`UserError`] naming the directory or file and what to do.
+//!
+//! # Only over a regular file
+//!
+//! A rename replaces whatever has the name: run as root, `memtx replay T --html /dev/null`
+//! replaced the machine's `/dev/null` with a regular file (issue 26). [`write_atomic`] and the
+//! checks made before a run ([`check_writable_file`], [`check_replaceable`]) therefore refuse a
+//! destination that exists and is not a regular file (a directory, symbolic link, FIFO, socket
+//! or device) in one line, and commands refuse an output that is one of their own inputs
+//! ([`check_not_input`]).
 
 use crate::error::{ErrorKind, UserError};
 use serde::Serialize;
@@ -100,6 +109,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
             "give a file name, not a directory",
         ));
     };
+    check_replaceable(path, "output")?;
     let dir = parent_dir(path);
     if !dir.is_dir() {
         fs::create_dir_all(&dir).map_err(|e| dir_error(&dir, e))?;
@@ -120,6 +130,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
         .and_then(|()| file.sync_all())
         .map_err(|e| dir_error(&dir, e))?;
     drop(file);
+    // Again just before the rename: something may have taken the name during the write.
+    check_replaceable(path, "output")?;
     fs::rename(&temp, path).map_err(|e| {
         UserError::with_fix(
             ErrorKind::Io,
@@ -192,6 +204,7 @@ pub fn check_writable_dir(dir: &Path, what: &str) -> Result<(), UserError> {
 /// Checks that the file `path` can later be written (its directory, see
 /// [`check_writable_dir`]) and is not a directory.
 pub fn check_writable_file(path: &Path, what: &str) -> Result<(), UserError> {
+    check_replaceable(path, what)?;
     if path.is_dir() || path.file_name().is_none() {
         return Err(UserError::with_fix(
             ErrorKind::Usage,
@@ -200,6 +213,93 @@ pub fn check_writable_file(path: &Path, what: &str) -> Result<(), UserError> {
         ));
     }
     check_writable_dir(&parent_dir(path), what)
+}
+
+/// What kind of file `path` names, if it exists and is not a regular file ("a directory",
+/// "a FIFO", ...); `None` for a regular file or nothing. A symbolic link is not followed.
+pub fn not_regular(path: &Path) -> Option<&'static str> {
+    let kind = fs::symlink_metadata(path).ok()?.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    Some(if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    })
+}
+
+/// Refuses to write `path` if it exists and is not a regular file (see the module
+/// documentation); `what` names the flag in the error.
+pub fn check_replaceable(path: &Path, what: &str) -> Result<(), UserError> {
+    match not_regular(path) {
+        None => Ok(()),
+        Some(kind) => Err(UserError::with_fix(
+            ErrorKind::Usage,
+            format!(
+                "{what} {} is {kind}: memtx writes only over a regular file or a new name",
+                path.display()
+            ),
+            "give the path of a file",
+        )),
+    }
+}
+
+/// Refuses an output that is the input file `input` itself (the same file, by device and
+/// inode where the platform has them; else by canonical path): `replay T --html T` overwrote
+/// the trace. `what` and `input_what` name the two in the error.
+pub fn check_not_input(
+    output: &Path,
+    what: &str,
+    input: &Path,
+    input_what: &str,
+) -> Result<(), UserError> {
+    if same_file(output, input) {
+        return Err(UserError::with_fix(
+            ErrorKind::Usage,
+            format!(
+                "{what} {} is {input_what} itself: writing it would destroy the input",
+                output.display()
+            ),
+            "give another file name",
+        ));
+    }
+    Ok(())
+}
+
+/// Do `a` and `b` name one existing file?
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (fs::metadata(a), fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
 }
 
 /// Checks that `name` is a plain file name: not empty, no path separator, not `.` or `..`,

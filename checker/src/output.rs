@@ -2,7 +2,7 @@
 //!
 //! Rust's `print!` panics when a write fails (exit 101): `memtx check | head -1` did, once
 //! `head` had gone, and so did `memtx list > /dev/full` (issue 26). Every command prints
-//! through [`print`]: a pipe whose reader has gone ends the command quietly with
+//! through [`print()`]: a pipe whose reader has gone ends the command quietly with
 //! [`CLOSED_EXIT_CODE`] (141, what a shell reports for a process that SIGPIPE ended, as
 //! `grep` and `cargo` end there); any other write error is one line, exit 2.
 
@@ -20,7 +20,7 @@ pub fn print(text: &str) -> Result<(), UserError> {
         .map_err(|e| stdout_error(&e))
 }
 
-/// [`print`] of `text` and a line break.
+/// [`print()`] of `text` and a line break.
 pub fn println(text: &str) -> Result<(), UserError> {
     let mut line = String::with_capacity(text.len() + 1);
     line.push_str(text);

@@ -950,3 +950,62 @@ fn a_full_stdout_is_one_line_and_exit_2() {
     let out = memtx_to(&["list"], full.into());
     assert_user_error(&out, "cannot write to standard output");
 }
+
+/// `replay T --html T` (or `--write-states T`) would destroy the trace: refused, exit 2, the
+/// trace unchanged; so is a FIFO named as the page (it stays a FIFO).
+#[test]
+fn replay_never_writes_over_its_input_or_a_special_file() {
+    let dir = scratch("replay-outputs");
+    let trace = sample_trace(&dir);
+    let before = std::fs::read(&trace).unwrap();
+    let t = trace.display().to_string();
+    for flag in ["--html", "--write-states"] {
+        let out = memtx(&["replay", &t, flag, &t], &dir);
+        assert_user_error(&out, "the trace being replayed");
+        assert_eq!(std::fs::read(&trace).unwrap(), before, "{flag}");
+    }
+    let out = memtx(
+        &["replay", &t, "--html", "p.html", "--write-states", "p.html"],
+        &dir,
+    );
+    assert_user_error(&out, "both name");
+    let fifo = dir.join("page.fifo");
+    if std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let out = memtx(&["replay", &t, "--html", "page.fifo"], &dir);
+        assert_user_error(&out, "a FIFO");
+        assert_eq!(
+            memtx_checker::fsutil::not_regular(&fifo),
+            Some("a FIFO"),
+            "left as it was"
+        );
+    }
+}
+
+/// A directory where a violation's trace would be saved is found before the run (it was found
+/// after the whole exploration, and the verdict was never printed).
+#[test]
+fn a_directory_in_the_way_of_a_trace_is_refused_before_the_run() {
+    let dir = scratch("trace-in-the-way");
+    std::fs::create_dir_all(dir.join("traces/quick/no-cascade-I2.trace.json")).unwrap();
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--property",
+            "I2",
+        ],
+        &dir,
+    );
+    assert_user_error(&out, "a directory");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("result:"),
+        "refused before the run"
+    );
+}

@@ -76,16 +76,63 @@ fn a_read_only_directory_is_a_user_error_and_leaves_nothing() {
 }
 
 #[test]
-fn a_failed_rename_removes_the_temporary() {
+fn a_directory_in_the_way_is_refused_before_anything_is_written() {
     let dir = temp_dir("rename");
-    // The destination is a non-empty directory: the rename fails after the temporary was written.
     let target = dir.join("taken");
     fs::create_dir(&target).expect("mkdir");
     fs::write(target.join("keep"), b"").expect("file");
-    let e = write_atomic(&target, b"x").expect_err("rename onto a directory");
-    assert_eq!(e.kind(), ErrorKind::Io);
-    assert!(e.to_string().contains("taken"), "{e}");
+    let e = write_atomic(&target, b"x").expect_err("a directory is not replaced");
+    assert_eq!(e.kind(), ErrorKind::Usage);
+    assert!(
+        e.to_string().contains("taken") && e.to_string().contains("a directory"),
+        "{e}"
+    );
     assert_eq!(entries(&dir), vec!["taken".to_string()]);
+    assert!(target.join("keep").is_file());
+}
+
+/// A FIFO, a symbolic link and (as root) a character device named as the destination are
+/// refused in one line and left as they were (a rename would have replaced each).
+#[test]
+fn only_a_regular_file_is_replaced() {
+    let dir = temp_dir("special");
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let link = dir.join("link");
+    let aim = dir.join("aim");
+    fs::write(&aim, b"kept").unwrap();
+    std::os::unix::fs::symlink(&aim, &link).unwrap();
+    let device = dir.join("null");
+    let mknod = std::process::Command::new("mknod")
+        .arg(&device)
+        .args(["c", "1", "3"])
+        .stderr(std::process::Stdio::null())
+        .status();
+    let mut targets = vec![(link.clone(), "a symbolic link")];
+    if made.is_ok_and(|s| s.success()) {
+        targets.push((fifo.clone(), "a FIFO"));
+    }
+    if mknod.is_ok_and(|s| s.success()) {
+        targets.push((device.clone(), "a character device"));
+    }
+    for (target, kind) in &targets {
+        let e = write_atomic(target, b"x").expect_err("refused");
+        assert!(e.to_string().contains(kind), "{e}");
+        assert!(!e.to_string().contains('\n'));
+        assert_eq!(
+            memtx_checker::fsutil::not_regular(target),
+            Some(*kind),
+            "{} left as it was",
+            target.display()
+        );
+    }
+    assert_eq!(fs::read(&aim).unwrap(), b"kept");
+    // No temporary left beside them.
+    assert!(
+        entries(&dir).iter().all(|n| !n.ends_with(".tmp")),
+        "{:?}",
+        entries(&dir)
+    );
 }
 
 #[test]

@@ -36,6 +36,12 @@ struct Subject {
 pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     if let Some(path) = &args.out {
         crate::fsutil::check_writable_file(path, "--out")?;
+        if let Some(binary) = &args.baseline_binary {
+            crate::fsutil::check_not_input(path, "--out", binary, "the --baseline-binary")?;
+        }
+        if let Ok(me) = std::env::current_exe() {
+            crate::fsutil::check_not_input(path, "--out", &me, "this memtx binary")?;
+        }
     }
     if args.threads.is_empty() || args.threads.iter().any(|&t| t == 0 || t > 256) {
         return Err(UserError::new(

@@ -338,6 +338,39 @@ fn check_outputs(
     crate::fsutil::check_writable_dir(traces, "--traces")
 }
 
+/// Refuses, before the run, a trace file it could not write after it: a directory, device or
+/// FIFO where a violation's (or, with `--examples`, an example's) trace or ITF file would go,
+/// or a file where the configuration's trace folder would be. (Found after the whole
+/// exploration before, and the verdict was never printed.)
+fn check_trace_paths(
+    cfg: &Config,
+    selected: &[&'static PropertyDef],
+    outputs: &Outputs<'_>,
+) -> Result<(), UserError> {
+    let dir = outputs.traces.join(crate::trace::configuration_name(cfg));
+    if dir.exists() && !dir.is_dir() {
+        return Err(UserError::with_fix(
+            ErrorKind::Usage,
+            format!(
+                "--traces: {} is in the way of this configuration's trace folder",
+                dir.display()
+            ),
+            "move it, or give another --traces directory",
+        ));
+    }
+    for def in selected {
+        if !def.is_invariant() && !outputs.examples {
+            continue;
+        }
+        let file = trace_path(&dir, cfg.variant, def.key);
+        crate::fsutil::check_replaceable(&file, "trace file")?;
+        if outputs.itf {
+            crate::fsutil::check_replaceable(&itf_path_for(&file), "ITF file")?;
+        }
+    }
+    Ok(())
+}
+
 /// What a run will cover, printed before it starts: the configuration, the domain, the
 /// limits, and what "exhaustive" will mean for it.
 pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static PropertyDef]) -> String {
@@ -480,6 +513,7 @@ pub fn run_and_report(
     command: &str,
     trace_command: &str,
 ) -> Result<RunReport, UserError> {
+    check_trace_paths(cfg, selected, outputs)?;
     let model = MemTx::with_properties(cfg.clone(), selected.to_vec());
     let sink = ProgressSink::new();
     let samples = std::sync::Mutex::new(Vec::new());

@@ -51,8 +51,24 @@ pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
             }
         })?;
     }
-    if let Some(out) = &args.html {
-        crate::fsutil::check_writable_file(out, "--html")?;
+    let input = (args.trace.as_path(), "the trace being replayed");
+    for (out, what) in [
+        (&args.html, "--html"),
+        (&args.write_states, "--write-states"),
+    ] {
+        if let Some(out) = out {
+            crate::fsutil::check_writable_file(out, what)?;
+            crate::fsutil::check_not_input(out, what, input.0, input.1)?;
+        }
+    }
+    if let (Some(html), Some(states)) = (&args.html, &args.write_states) {
+        if html == states || crate::fsutil::same_file(html, states) {
+            return Err(UserError::with_fix(
+                ErrorKind::Usage,
+                format!("--html and --write-states both name {}", html.display()),
+                "give each its own file",
+            ));
+        }
     }
     let report = replay(&trace, variant).map_err(|e| e.for_trace(&trace))?;
     if let Some(out) = &args.html {
