@@ -219,32 +219,37 @@ pub fn check_writable_file(path: &Path, what: &str) -> Result<(), UserError> {
 /// "a FIFO", ...); `None` for a regular file or nothing. A symbolic link is not followed.
 pub fn not_regular(path: &Path) -> Option<&'static str> {
     let kind = fs::symlink_metadata(path).ok()?.file_type();
+    (!kind.is_file()).then(|| kind_name(kind))
+}
+
+/// What a file of type `kind` is called in messages ("a regular file", "a FIFO", ...).
+pub fn kind_name(kind: fs::FileType) -> &'static str {
     if kind.is_file() {
-        return None;
+        return "a regular file";
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
         if kind.is_fifo() {
-            return Some("a FIFO");
+            return "a FIFO";
         }
         if kind.is_socket() {
-            return Some("a socket");
+            return "a socket";
         }
         if kind.is_char_device() {
-            return Some("a character device");
+            return "a character device";
         }
         if kind.is_block_device() {
-            return Some("a block device");
+            return "a block device";
         }
     }
-    Some(if kind.is_dir() {
+    if kind.is_dir() {
         "a directory"
     } else if kind.is_symlink() {
         "a symbolic link"
     } else {
         "not a regular file"
-    })
+    }
 }
 
 /// Refuses to write `path` if it exists and is not a regular file (see the module

@@ -131,6 +131,13 @@ fn too_large(what: &str, path: &Path, limit: u64) -> UserError {
     )
 }
 
+/// Is `path` one of the process's own descriptors (`/dev/fd/N`, `/proc/self/fd/N`,
+/// `/dev/stdin`), as a shell's process substitution or redirection gives?
+fn is_descriptor_path(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    text.starts_with("/dev/fd/") || text.starts_with("/proc/self/fd/") || text == "/dev/stdin"
+}
+
 /// Reads the text file `path` (a `what`: "trace", "domain file", ...), refusing it when it holds
 /// more than `limit` bytes, without reading more than `limit + 1` bytes of it.
 pub fn read_limited(path: &Path, what: &str, limit: u64) -> Result<String, UserError> {
@@ -147,6 +154,18 @@ pub fn read_limited(path: &Path, what: &str, limit: u64) -> Result<String, UserE
             ErrorKind::Io,
             format!("cannot read {what} {}: it is a directory", path.display()),
             "pass a file",
+        ));
+    }
+    // A named FIFO without a writer blocks `open` for ever (and the first Ctrl-C did not stop
+    // it); a device may never end. Both are refused; the pipe of a shell's process
+    // substitution (`--domain <(...)`, a `/dev/fd/N` path) has its writer and is read with
+    // the limit.
+    if !meta.is_file() && !is_descriptor_path(path) {
+        let kind = crate::fsutil::kind_name(meta.file_type());
+        return Err(UserError::with_fix(
+            ErrorKind::Io,
+            format!("cannot read {what} {}: it is {kind}", path.display()),
+            "pass a regular file",
         ));
     }
     if meta.is_file() && meta.len() > limit {

@@ -1009,3 +1009,66 @@ fn a_directory_in_the_way_of_a_trace_is_refused_before_the_run() {
         "refused before the run"
     );
 }
+
+/// Inputs that never end or never open: a named FIFO without a writer as `--domain` (blocked
+/// in `open()`, past the first Ctrl-C) and `/dev/zero` as `--hostfile` or trace (read until
+/// memory ran out). Each is refused at once in one line, exit 2.
+#[test]
+fn special_files_as_inputs_are_refused_at_once() {
+    let dir = scratch("special-inputs");
+    let fifo = dir.join("domain.fifo");
+    let mut cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            [
+                "check",
+                "--preset",
+                "quick",
+                "--processes",
+                "2",
+                "--process",
+                "0",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--hostfile".to_string(), "/dev/zero".to_string()])
+            .collect(),
+            "a character device",
+        ),
+        (
+            vec!["replay".into(), "/dev/zero".into()],
+            "a character device",
+        ),
+    ];
+    if std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        cases.push((
+            ["check", "--preset", "quick", "--domain", "domain.fifo"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            "a FIFO",
+        ));
+    }
+    for (args, kind) in cases {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memtx"))
+            .args(&args)
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{args:?} still running after 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_user_error(&out, kind);
+    }
+}

@@ -146,12 +146,9 @@ pub fn timeouts(args: &ClusterArgs) -> Result<(Duration, Duration), UserError> {
 
 /// The first `processes` addresses of a hostfile (blank lines and `#` comments skipped).
 fn read_hostfile(path: &Path, processes: usize) -> Result<Vec<String>, UserError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        UserError::new(
-            ErrorKind::Io,
-            format!("cannot read --hostfile {}: {e}", path.display()),
-        )
-    })?;
+    // A hostfile names a few addresses: 1 MiB is far more than any (`/dev/zero` read until
+    // memory ran out).
+    let text = crate::input::read_limited(path, "--hostfile", 1 << 20)?;
     let addresses: Vec<String> = text
         .lines()
         .map(str::trim)
