@@ -386,6 +386,80 @@ pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     text
 }
 
+/// A lock on a directory a run writes into (a checkpoint folder): the file `.memtx.lock`,
+/// created exclusively, holding the process id and the command; removed when dropped. Two
+/// resumes of one checkpoint at once overwrote each other's checkpoints (issue 26): the
+/// second is now told who holds the folder. A lock left by a process that no longer runs (a
+/// kill -9) is taken over; where liveness cannot be told (no `/proc`), the message says how
+/// to remove it.
+pub struct DirLock {
+    path: PathBuf,
+}
+
+/// The name of [`DirLock`]'s file.
+pub const LOCK_FILE: &str = ".memtx.lock";
+
+impl DirLock {
+    /// Takes the lock on `dir` for `command` (`what` names the directory in errors).
+    pub fn take(dir: &Path, what: &str, command: &str) -> Result<DirLock, UserError> {
+        let path = dir.join(LOCK_FILE);
+        let mine = format!("{}\n{}\n", std::process::id(), command);
+        for _ in 0..3 {
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut file) => {
+                    file.write_all(mine.as_bytes())
+                        .map_err(|e| UserError::io("write", &path, &e))?;
+                    return Ok(DirLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let held = fs::read_to_string(&path).unwrap_or_default();
+                    let mut lines = held.lines();
+                    let pid = lines.next().and_then(|p| p.trim().parse::<u32>().ok());
+                    let by = lines.next().unwrap_or("an unknown command");
+                    match pid {
+                        Some(pid) if !process_ended(pid) => {
+                            return Err(UserError::with_fix(
+                                ErrorKind::Usage,
+                                format!(
+                                    "{what} {} is in use by process {pid} ({})",
+                                    dir.display(),
+                                    crate::input::cut(by)
+                                ),
+                                format!(
+                                    "wait for it to end or stop it; if no such run is going on, remove {}",
+                                    path.display()
+                                ),
+                            ));
+                        }
+                        // Left by a run that ended without removing it: take it over.
+                        _ => {
+                            let _ = fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e) => return Err(UserError::io("create", &path, &e)),
+            }
+        }
+        Err(UserError::with_fix(
+            ErrorKind::Io,
+            format!("cannot take the lock {}", path.display()),
+            "another run keeps taking it: wait for it to end",
+        ))
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Has process `pid` ended? Known on systems with `/proc`; elsewhere assumed running.
+fn process_ended(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    proc.join("self").exists() && !proc.join(pid.to_string()).exists()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

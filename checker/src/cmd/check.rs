@@ -193,6 +193,15 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
     if let Some(dir) = &args.checkpoint {
         crate::fsutil::check_writable_dir(dir, "--checkpoint")?;
     }
+    // One run writes a checkpoint folder at a time (the processes of one cluster run share
+    // it: the one that starts them holds the lock for them).
+    let _lock = match &args.checkpoint {
+        Some(dir) if args.cluster.process.is_none() => {
+            std::fs::create_dir_all(dir).map_err(|e| UserError::io("create", dir, &e))?;
+            Some(crate::fsutil::DirLock::take(dir, "--checkpoint", command)?)
+        }
+        _ => None,
+    };
     if args.cluster.local.is_some() {
         return crate::cmd::cluster::run_local(&args.cluster, command);
     }
@@ -221,6 +230,16 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
 /// directory at the saved interval, and prints and reports it as `memtx check` does, saying
 /// that it was resumed. The result is the uninterrupted run's.
 pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError> {
+    // Two resumes of one checkpoint at once would overwrite each other's checkpoints.
+    let _lock = if args.cluster.process.is_none() && args.dir.is_dir() {
+        Some(crate::fsutil::DirLock::take(
+            &args.dir,
+            "checkpoint",
+            command,
+        )?)
+    } else {
+        None
+    };
     if args.cluster.local.is_some() {
         // The processes read the checkpoint; this one only starts and watches them.
         check_outputs(args.name.as_deref(), args.report.as_deref(), &args.traces)?;

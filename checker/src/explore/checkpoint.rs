@@ -589,23 +589,28 @@ impl In {
 pub fn load(dir: &Path) -> Result<Checkpoint, UserError> {
     let single = file_in(dir);
     let single_level = single.is_file().then(|| peek_level(&single));
-    let mut groups: std::collections::BTreeMap<(usize, usize), Vec<Option<PathBuf>>> =
+    // Per (level, parts): the parts found, by number. Nothing is allocated by the number a
+    // file name claims (an empty file named `…-of-18446744073709551615.memtx` made `resume`
+    // panic with a capacity overflow; `…-of-10000000000000` aborted on a 240 TB allocation):
+    // a set is complete when it holds as many parts as it names.
+    type Parts = std::collections::BTreeMap<usize, PathBuf>;
+    let mut groups: std::collections::BTreeMap<(usize, usize), Parts> =
         std::collections::BTreeMap::new();
     if let Ok(entries) = fs::read_dir(dir) {
         for entry in entries.flatten() {
             let name = entry.file_name();
             if let Some((level, part, parts)) = parse_part_name(&name.to_string_lossy()) {
-                let slots = groups
+                groups
                     .entry((level, parts))
-                    .or_insert_with(|| vec![None; parts]);
-                slots[part] = Some(entry.path());
+                    .or_default()
+                    .insert(part, entry.path());
             }
         }
     }
     let complete = groups
         .iter()
-        .filter(|(_, slots)| slots.iter().all(Option::is_some))
-        .map(|(&(level, parts), slots)| (level, parts, slots.iter().flatten().cloned().collect()))
+        .filter(|(&(_, parts), found)| found.len() == parts)
+        .map(|(&(level, parts), found)| (level, parts, found.values().cloned().collect()))
         .max_by_key(|&(level, parts, _): &(usize, usize, Vec<PathBuf>)| (level, parts));
     match (single_level, complete) {
         (Some(level), Some((parts_level, parts, paths))) if parts_level > level.unwrap_or(0) => {
@@ -619,9 +624,9 @@ pub fn load(dir: &Path) -> Result<Checkpoint, UserError> {
         (None, None) => {
             let shown = dir.display();
             let what = match groups.iter().next_back() {
-                Some(((level, parts), slots)) => format!(
+                Some(((level, parts), found)) => format!(
                     "{shown} holds only an incomplete checkpoint over processes ({} of {parts} parts at level {level})",
-                    slots.iter().flatten().count()
+                    found.len()
                 ),
                 None => format!("there is no checkpoint in {shown}"),
             };
