@@ -519,3 +519,59 @@ fn the_first_checkpoint_comes_after_a_second_whatever_the_interval() {
     assert!(level >= 1, "a checkpoint holds complete levels: {level}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A checkpoint whose header was edited and whose checksum was recomputed (the checksum
+/// catches damage, not edits) no longer resumes as another configuration: `agents` 1 → 2, the
+/// number of values 2 → 1 and the variant memtx → no-cascade each change what the first levels
+/// reach, and the resume is refused in one line (it reported a mixed result as the
+/// uninterrupted run's, or ended in `[memtx internal bug] could not replay the discovery path`).
+#[test]
+fn an_edited_checkpoint_with_a_recomputed_checksum_is_refused() {
+    use memtx_checker::explore::checkpoint::Checksum;
+    let root = scratch("edited");
+    let out = memtx(
+        &root,
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--checkpoint",
+            "good",
+            "--checkpoint-every",
+            "0s",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let good = std::fs::read(root.join("good/checkpoint.memtx")).expect("a checkpoint");
+    let header_end = good.iter().position(|&b| b == b'\n').unwrap();
+    let header = String::from_utf8_lossy(&good[..header_end]).to_string();
+    for (name, from, to) in [
+        ("agents", "\"agents\":1", "\"agents\":2"),
+        ("values", "\"values\":2", "\"values\":1"),
+        (
+            "variant",
+            "\"variant\":\"memtx\"",
+            "\"variant\":\"no-cascade\"",
+        ),
+    ] {
+        let edited = header.replace(from, to);
+        assert_ne!(edited, header, "{name}: the header holds {from}");
+        let mut bytes = [edited.as_bytes(), &good[header_end..good.len() - 8]].concat();
+        let mut sum = Checksum::default();
+        sum.update(&bytes);
+        bytes.extend_from_slice(&sum.finish().to_le_bytes());
+        std::fs::create_dir_all(root.join(name)).unwrap();
+        std::fs::write(root.join(name).join("checkpoint.memtx"), bytes).unwrap();
+        refused(&root, name, "does not fit this model");
+    }
+    // The checksum recomputation is right: the unedited header, re-summed, still resumes.
+    let mut bytes = good[..good.len() - 8].to_vec();
+    let mut sum = Checksum::default();
+    sum.update(&bytes);
+    bytes.extend_from_slice(&sum.finish().to_le_bytes());
+    assert_eq!(
+        bytes, good,
+        "the checksum is the last 8 bytes, little-endian"
+    );
+}

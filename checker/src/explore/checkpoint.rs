@@ -176,6 +176,14 @@ impl Checkpoint {
         self.level
     }
 
+    /// The keys of the states of `level` (`0..=level()`), every shard's.
+    pub(crate) fn level_keys(&self, level: usize) -> impl Iterator<Item = u64> + '_ {
+        self.logs
+            .iter()
+            .filter_map(move |shard| shard.get(level))
+            .flat_map(|(keys, _)| keys.iter().copied())
+    }
+
     /// Distinct states found before the checkpoint.
     pub fn unique_states(&self) -> u64 {
         self.distinct

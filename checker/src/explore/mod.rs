@@ -175,6 +175,7 @@ pub mod checkpoint;
 mod connect;
 mod coordinator;
 mod coverage;
+mod fit;
 mod frontier;
 mod options;
 mod packed;
@@ -262,6 +263,9 @@ where
             (shards, generated, distinct, None)
         }
         Some(saved) => {
+            fit::check_fits(model, options.symmetry, saved).map_err(|why| {
+                ExploreError::Checkpoint(format!("the checkpoint does not fit this model: {why}"))
+            })?;
             let unpacks = |bytes: &[u8]| M::State::unpack(bytes).is_some();
             let (shards, found) = checkpoint::restore(
                 saved,

@@ -557,6 +557,9 @@ where
     let restored: Option<(Vec<ShardSlot>, Vec<Found>)> = match options.resume {
         None => None,
         Some(saved) => {
+            super::fit::check_fits(model, options.symmetry, saved).map_err(|why| {
+                ExploreError::Checkpoint(format!("the checkpoint does not fit this model: {why}"))
+            })?;
             let unpacks = |bytes: &[u8]| M::State::unpack(bytes).is_some();
             let (shards, found) = checkpoint::restore(
                 saved,
