@@ -1128,3 +1128,45 @@ fn checkpoint_part_counts_in_file_names_are_not_trusted() {
     let out = memtx(&["resume", "ck"], &dir);
     assert_user_error(&out, "incomplete checkpoint over processes");
 }
+
+/// A domain that lists an entry twice proposes every operation it names twice (the same
+/// states, more transitions: 100,000 copies of one tier ran for ever under --max-states): each
+/// list field refuses a repeat, naming the field and the entries.
+#[test]
+fn a_domain_listing_an_entry_twice_is_refused() {
+    let dir = scratch("domain-duplicates");
+    let list = memtx(&["list", "--json"], &dir);
+    let all: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let quick = all["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "quick")
+        .unwrap();
+    for field in [
+        "tiers",
+        "isolations",
+        "stage_kinds",
+        "writes",
+        "view_scopes",
+        "validities",
+    ] {
+        let mut domain = quick["domain"].clone();
+        let entries = domain[field].as_array_mut().unwrap();
+        let first = entries[0].clone();
+        entries.push(first);
+        let file = dir.join(format!("{field}.json"));
+        std::fs::write(&file, serde_json::json!({ "domain": domain }).to_string()).unwrap();
+        let out = memtx(
+            &[
+                "check",
+                "--preset",
+                "quick",
+                "--domain",
+                &format!("{field}.json"),
+            ],
+            &dir,
+        );
+        assert_user_error(&out, &format!("\"{field}\" twice"));
+    }
+}

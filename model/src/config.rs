@@ -401,6 +401,22 @@ impl Config {
             ));
         }
         let d = &self.domain;
+        // A domain entry listed twice proposes every operation it names twice: the same
+        // states, more transitions (100,000 copies of one tier ran for ever). Refused, naming
+        // the field.
+        let twice = [
+            ("tiers", first_duplicate(&d.tiers)),
+            ("isolations", first_duplicate(&d.isolations)),
+            ("stage_kinds", first_duplicate(&d.stage_kinds)),
+            ("writes", first_duplicate(&d.writes)),
+            ("view_scopes", first_duplicate(&d.view_scopes)),
+            ("validities", first_duplicate(&d.validities)),
+        ];
+        if let Some((field, Some(entry))) = twice.into_iter().find(|(_, dup)| dup.is_some()) {
+            return err(format!(
+                "the domain lists an entry of \"{field}\" twice ({entry}): list each once"
+            ));
+        }
         if d.tiers.is_empty() {
             return err("the domain enumerates no tier: no transaction could begin".into());
         }
@@ -434,4 +450,16 @@ impl Config {
     pub fn authority(&self, source: u8) -> Authority {
         self.bounds.sources[source as usize]
     }
+}
+
+/// The first entry of `list` that an earlier one equals: which (1-based) repeats which.
+fn first_duplicate<T: PartialEq + std::fmt::Debug>(list: &[T]) -> Option<String> {
+    list.iter().enumerate().find_map(|(i, x)| {
+        let earlier = list[..i].iter().position(|y| y == x)?;
+        Some(format!(
+            "entry {} repeats entry {}, {x:?}",
+            i + 1,
+            earlier + 1
+        ))
+    })
 }
