@@ -793,7 +793,11 @@ fn load_file(path: &Path) -> Result<(serde_json::Value, Checkpoint), UserError> 
     if by != tool() {
         return Err(UserError::with_fix(
             ErrorKind::UnknownVersion,
-            format!("checkpoint {shown} was written by {by}, this is {}", tool()),
+            format!(
+                "checkpoint {shown} was written by {}, this is {}",
+                crate::input::cut(by),
+                tool()
+            ),
             "resume it with the memtx that wrote it, or run the check again",
         ));
     }
