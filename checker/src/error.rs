@@ -73,11 +73,13 @@ pub struct UserError {
 }
 
 impl UserError {
-    /// A user error of `kind` with `message` (made one line: line breaks become spaces).
+    /// A user error of `kind` with `message` (made one line: line breaks become spaces; other
+    /// control characters, which a file may carry into a message, are shown escaped, `\u{1b}`,
+    /// never sent raw to the terminal).
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         UserError {
             kind,
-            message: one_line(&message.into()),
+            message: escape_controls(&one_line(&message.into())),
         }
     }
 
@@ -197,6 +199,22 @@ impl From<InternalBug> for MemtxError {
     }
 }
 
+/// `text` with every control character but the tab written as a Rust escape (`\u{1b}`).
+pub fn escape_controls(text: &str) -> String {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// `text` on one line: every run of whitespace that contains a line break becomes one space.
 pub fn one_line(text: &str) -> String {
     if !text.contains(['\n', '\r']) {
@@ -231,6 +249,13 @@ pub fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_not_sent_raw() {
+        let e = UserError::new(ErrorKind::Malformed, "value \u{1b}[31mred\u{0} and\ttab");
+        assert_eq!(e.message(), "value \\u{1b}[31mred\\u{0} and\ttab");
+        assert_eq!(escape_controls("plain"), "plain");
+    }
 
     #[test]
     fn messages_are_one_line() {

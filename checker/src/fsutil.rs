@@ -345,13 +345,16 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Checks that `name` is a plain file name: not empty, no path separator, not `.` or `..`,
-/// no leading dot (so it cannot hide or escape the directory it is written into).
+/// Checks that `name` is a plain name: ASCII letters, digits, `-` and `_` only, not empty (so
+/// it cannot hide or escape the directory it is written into, and the files named after it
+/// read as the user meant).
 pub fn check_plain_name(name: &str, what: &str) -> Result<(), UserError> {
+    // What the message says, and nothing else: `x.json` named files `x.json.json`, and a
+    // space passed for a name.
     let bad = name.is_empty()
-        || name.starts_with('.')
-        || name.contains(['/', '\\', '\0'])
-        || name.chars().any(char::is_control);
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
     if bad {
         return Err(UserError::with_fix(
             ErrorKind::Usage,
@@ -521,10 +524,12 @@ mod tests {
 
     #[test]
     fn plain_names_refuse_separators_and_dots() {
-        for bad in ["../x", "a/b", "..", ".", ".hidden", "", "a\\b"] {
+        for bad in [
+            "../x", "a/b", "..", ".", ".hidden", "", "a\\b", " ", "x.json", "a b", "\u{1b}",
+        ] {
             assert!(check_plain_name(bad, "--name").is_err(), "{bad}");
         }
-        for good in ["paper-memtx", "run_2", "x.y"] {
+        for good in ["paper-memtx", "run_2", "Run3"] {
             assert!(check_plain_name(good, "--name").is_ok(), "{good}");
         }
     }

@@ -27,7 +27,8 @@ pub const MAX_DOMAIN_FILE_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 
 /// What `--domain FILE` holds: the `bounds` and `domain` of a configuration, in the form
 /// every report and `memtx list --json` print them (the `config` object of a report's JSON
-/// is accepted as it is: its `preset` and `variant` are ignored, `--variant` decides). The
+/// is accepted as it is: its `preset` is ignored; its `variant` must be the one the run
+/// checks). The
 /// bounds are optional (the preset's are kept); `--agents` and the other bound flags still
 /// override them.
 #[derive(serde::Deserialize)]
@@ -37,7 +38,6 @@ struct DomainFile {
     #[allow(dead_code)]
     preset: Option<String>,
     #[serde(default)]
-    #[allow(dead_code)]
     variant: Option<serde_json::Value>,
     #[serde(default)]
     bounds: Option<memtx_model::config::Bounds>,
@@ -71,6 +71,19 @@ pub fn apply_domain_file_limited(
             cut_quoted(&e.to_string())
         )
     })?;
+    // A report's configuration names its variant: accepted when it is the one this run
+    // checks, refused (not silently replaced by --variant) when it is another.
+    if let Some(named) = &file.variant {
+        let same = named.as_str() == Some(cfg.variant.name());
+        if !same {
+            return Err(format!(
+                "the domain file {shown} names variant {}, and this run checks variant {}: pass --variant {} or remove \"variant\" from the file",
+                crate::input::cut(&named.to_string()),
+                cfg.variant.name(),
+                crate::input::cut(named.as_str().unwrap_or("NAME"))
+            ));
+        }
+    }
     if let Some(bounds) = file.bounds {
         cfg.bounds = bounds;
     }

@@ -1170,3 +1170,68 @@ fn a_domain_listing_an_entry_twice_is_refused() {
         assert_user_error(&out, &format!("\"{field}\" twice"));
     }
 }
+
+/// The small ones of issue 26: a report name the message does not allow (`' '`, `x.json`), an
+/// unknown key inside a step's action (docs/traces.md says refused), a domain file naming
+/// another variant than the run's (silently replaced before), control characters from a file
+/// (escaped, not sent raw to the terminal), `suite --threads 0` (one line, before any preset).
+#[test]
+fn small_hostile_inputs_are_one_line_errors() {
+    let dir = scratch("small-hostile");
+    for name in [" ", "x.json", "a b"] {
+        let out = memtx(
+            &[
+                "check", "--preset", "quick", "--report", "r", "--name", name,
+            ],
+            &dir,
+        );
+        assert_user_error(&out, "not a plain file name");
+    }
+    let scenario =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions/scenarios/dirty-read-trap.json");
+    let mut trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(scenario).unwrap()).unwrap();
+    trace["steps"][0]["action"]["bogus\u{1b}[31m"] = 1.into();
+    std::fs::write(dir.join("t.json"), trace.to_string()).unwrap();
+    let out = memtx(&["replay", "t.json"], &dir);
+    assert_user_error(&out, "unknown field");
+    assert!(
+        !out.stderr.contains(&0x1b),
+        "the escape byte is not echoed raw"
+    );
+    let list = memtx(&["list", "--json"], &dir);
+    let all: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let quick = &all["presets"][0];
+    let file = serde_json::json!({"domain": quick["domain"], "variant": "no-cascade"});
+    std::fs::write(dir.join("d.json"), file.to_string()).unwrap();
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--domain",
+            "d.json",
+            "--max-depth",
+            "1",
+        ],
+        &dir,
+    );
+    assert_user_error(&out, "names variant \"no-cascade\"");
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--domain",
+            "d.json",
+            "--max-depth",
+            "1",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(3), "the named variant is accepted");
+    let out = memtx(&["suite", "--threads", "0"], &dir);
+    assert_user_error(&out, "--threads 0");
+}

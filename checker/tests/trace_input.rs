@@ -1,5 +1,5 @@
 //! Input hardening of trace, scenario and domain files, through the `memtx` binary: files over
-//! the size limit (a regular file, `/dev/zero`), duplicate keys, 1-based step numbers in
+//! the size limit (a regular file, `/dev/zero` behind standard input), devices, duplicate keys, 1-based step numbers in
 //! messages, long values cut. Each is exit 2 with one line on stderr and no panic.
 
 mod binary_support;
@@ -56,12 +56,26 @@ fn a_file_over_the_size_limit_is_refused_without_being_read_whole() {
         m.contains("--max-input-size"),
         "the fix names the flag: {m}"
     );
-    // A device that never ends: refused after limit + 1 bytes, not read until memory runs out.
+    // A device is refused as such; a stream that never ends (here /dev/zero behind standard
+    // input, as a shell's redirection gives it) is refused after limit + 1 bytes, not read
+    // until memory runs out.
     user_error(
-        &memtx(&["replay", "/dev/zero", "--max-input-size", "1M"], &dir),
+        &memtx(&["replay", "/dev/zero"], &dir),
+        "it is a character device",
+    );
+    let from_zero = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_memtx"))
+            .args(args)
+            .current_dir(&dir)
+            .stdin(std::fs::File::open("/dev/zero").unwrap())
+            .output()
+            .unwrap()
+    };
+    user_error(
+        &from_zero(&["replay", "/dev/stdin", "--max-input-size", "1M"]),
         "larger than 1 MiB",
     );
-    user_error(&memtx(&["replay", "/dev/zero"], &dir), "larger than 64 MiB");
+    user_error(&from_zero(&["replay", "/dev/stdin"]), "larger than 64 MiB");
     user_error(
         &memtx(&["replay", &f, "--max-input-size", "lots"], &dir),
         "not a size",
@@ -145,6 +159,6 @@ fn steps_are_numbered_from_one_and_long_values_are_cut() {
             &["check", "--preset", "quick", "--domain", "/dev/zero"],
             &dir,
         ),
-        "larger than 64 MiB",
+        "it is a character device",
     );
 }

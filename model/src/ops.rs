@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 /// One protocol operation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "kebab-case")]
+#[serde(tag = "op", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Op {
     /// Advance the logical clock.
     Tick,

@@ -24,6 +24,14 @@ fn preset_args(name: &str, args: &SuiteArgs) -> CheckArgs {
 
 /// Runs the suite (or its `--quick` subset).
 pub fn run_suite(args: &SuiteArgs, command: &str) -> Result<SuiteReport, UserError> {
+    // Checked before the first preset starts (each check would refuse it, after the suite
+    // had announced its first preset).
+    if args.threads == 0 || args.threads > 256 {
+        return Err(UserError::new(
+            crate::error::ErrorKind::Usage,
+            format!("--threads {} is out of range: use 1 to 256", args.threads),
+        ));
+    }
     let mut presets = Vec::new();
     for entry in SUITE.iter().filter(|e| e.quick || !args.quick) {
         if !args.json {
