@@ -176,6 +176,7 @@ mod connect;
 mod coordinator;
 mod coverage;
 mod fit;
+mod fresh;
 mod frontier;
 mod options;
 mod packed;

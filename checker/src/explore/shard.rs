@@ -71,6 +71,7 @@
 
 use super::checkpoint::ShardSnapshot;
 use super::coordinator::{Coordinator, Sighting};
+use super::fresh::{FreshTable, Probe};
 use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD_HEADER};
 use super::packed::PackedState;
 use super::path::{parent_ref, ParentLog};
@@ -78,8 +79,7 @@ use super::recent::RecentSuccessors;
 use super::report::StopReason;
 use super::sync::{lock, Part, Poisoned, Shared};
 use super::visited::{
-    fingerprint_packed, fmix64, probe_key, shard_of, FreshTable, Probe, VisitedTable,
-    MAX_PROBE_ATTEMPTS,
+    fingerprint_packed, fmix64, probe_key, shard_of, VisitedTable, MAX_PROBE_ATTEMPTS,
 };
 use super::{Canonicalizer, Locality, NextStateInto};
 use stateright::{Expectation, Model, Property};
