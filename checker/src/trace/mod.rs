@@ -79,7 +79,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
-pub use steps::{changed_records, record_changes, step_rows, StepRow};
+pub use steps::{changed_records, changes, record_changes, step_rows, StepRow};
 
 /// The `format` tag of every trace file.
 pub const TRACE_FORMAT: &str = "memtx-trace";

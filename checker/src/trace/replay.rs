@@ -41,9 +41,9 @@ use crate::error::{ErrorKind, UserError};
 use crate::fsutil::json_pretty;
 use crate::trace::scenario::{Mismatch, RefusalSeen, StepExpect};
 use crate::trace::{
-    json_differences, summarize, Expectation, ExpectationKind, PropertyRef, Step, Trace,
+    changes, json_differences, summarize, Expectation, ExpectationKind, PropertyRef, Step, Trace,
 };
-use memtx_model::display::{life_name, op_line, record_row};
+use memtx_model::display::op_line;
 use memtx_model::machine::{candidate_ops, step};
 use memtx_model::properties::PROPERTIES;
 use memtx_model::rules::take_fired;
@@ -445,143 +445,6 @@ fn state_differences(
             )
         })
         .collect()
-}
-
-/// A short description of what changed from `pre` to `post`.
-pub fn changes(pre: &State, post: &State) -> Vec<String> {
-    let mut out = Vec::new();
-    if pre.clock != post.clock {
-        out.push(format!("clock {}→{}", pre.clock, post.clock));
-    }
-    for id in post.ids() {
-        let r = post.record(id);
-        if !pre.exists(id) {
-            let row = record_row(id, r);
-            out.push(format!(
-                "added {}",
-                row.split_whitespace().collect::<Vec<_>>().join(" ")
-            ));
-            continue;
-        }
-        let q = pre.record(id);
-        let mut parts = Vec::new();
-        if q.life() != r.life() {
-            let why = match r.reason {
-                Some(reason) if q.reason != r.reason => format!(" ({reason:?})"),
-                _ => String::new(),
-            };
-            parts.push(format!(
-                "{}→{}{why}",
-                life_name(q.life()),
-                life_name(r.life())
-            ));
-        } else if q.reason != r.reason {
-            parts.push(format!("reason {:?}→{:?}", q.reason, r.reason));
-        }
-        if q.seq != r.seq {
-            if let Some(seq) = r.seq {
-                parts.push(format!("seq={seq}"));
-            }
-        }
-        if q.effect != r.effect {
-            parts.push(format!("effect {:?}→{:?}", q.effect, r.effect));
-        }
-        if q.pending_revocation != r.pending_revocation {
-            parts.push(
-                if r.pending_revocation {
-                    "revocation requested"
-                } else {
-                    "no longer pending revocation"
-                }
-                .to_string(),
-            );
-        }
-        if q.writer != r.writer {
-            parts.push(match r.writer {
-                Some(w) => format!("staged by a{w}"),
-                None => "no longer staged".to_string(),
-            });
-        }
-        if q.parents != r.parents {
-            parts.push(format!("parents {:?}→{:?}", q.parents, r.parents));
-        }
-        if q.doubted_at_execution != r.doubted_at_execution {
-            parts.push(format!("doubted at execution {:?}", r.doubted_at_execution));
-        }
-        if !parts.is_empty() {
-            out.push(format!("r{id} {}", parts.join(", ")));
-        }
-    }
-    for (agent, (a, b)) in pre.txns().iter().zip(post.txns()).enumerate() {
-        match (a, b) {
-            (None, Some(t)) => out.push(format!(
-                "a{agent} opened {:?} {:?} snapshot={:?} snapshot_seq={}",
-                t.tier, t.isolation, t.snapshot, t.snapshot_seq
-            )),
-            (Some(_), None) => out.push(format!("a{agent} closed")),
-            (Some(x), Some(y)) if x != y => out.push(format!("a{agent} transaction changed")),
-            _ => {}
-        }
-    }
-    for (agent, (&a, &b)) in pre.contexts().iter().zip(post.contexts()).enumerate() {
-        if a == b {
-            continue;
-        }
-        let names = |set: memtx_model::RecordSet| {
-            set.iter()
-                .map(|id| format!("r{id}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let served: memtx_model::RecordSet = b.iter().filter(|&id| !a.contains(id)).collect();
-        let dropped: memtx_model::RecordSet = a.iter().filter(|&id| !b.contains(id)).collect();
-        if b.is_empty() {
-            out.push(format!("a{agent} context emptied (was {})", names(a)));
-        } else {
-            if !served.is_empty() {
-                out.push(format!("a{agent} context +{}", names(served)));
-            }
-            if !dropped.is_empty() {
-                out.push(format!("a{agent} context -{}", names(dropped)));
-            }
-        }
-    }
-    if pre.next_seq != post.next_seq {
-        out.push(format!("next_seq {}→{}", pre.next_seq, post.next_seq));
-    }
-    for id in post.ids() {
-        let after = post.audit(id);
-        let before = if pre.exists(id) {
-            *pre.audit(id)
-        } else {
-            Default::default()
-        };
-        let added: Vec<String> = after
-            .repairs()
-            .filter(|r| !before.has(*r))
-            .map(|r| format!("{r:?}"))
-            .collect();
-        if !added.is_empty() || before.cause != after.cause {
-            let cause = after.cause.map_or("-".to_string(), |c| format!("r{c}"));
-            let what = if added.is_empty() {
-                "cause changed".to_string()
-            } else {
-                format!("+{}", added.join("+"))
-            };
-            out.push(format!("log r{id} {what} (cause {cause})"));
-        }
-    }
-    let newly: Vec<String> = post
-        .ghost
-        .violated
-        .numbers()
-        .filter(|&n| !pre.ghost.is_violated(n))
-        .map(|n| format!("I{n}"))
-        .collect();
-    if !newly.is_empty() {
-        out.push(format!("ghost: {} violated", newly.join(", ")));
-    }
-    out
 }
 
 impl ReplayReport {

@@ -8,7 +8,7 @@
 use super::Explorer;
 use crate::report::dag::dag_svg;
 use crate::trace::changed_records;
-use crate::trace::replay::changes;
+use crate::trace::changes;
 use memtx_model::display::op_line;
 use memtx_model::machine::{candidate_ops, step};
 use memtx_model::{Op, State};
