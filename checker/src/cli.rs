@@ -170,6 +170,11 @@ pub struct CheckArgs {
     /// the run is then INCOMPLETE (exit 3).
     #[arg(long)]
     pub max_states: Option<u64>,
+    /// Stop once this many transitions (successors generated, the report's total states) were
+    /// taken: a bound on total work however few of them are new. The run is then INCOMPLETE
+    /// (exit 3). Fast engine only.
+    #[arg(long, value_name = "N")]
+    pub max_transitions: Option<u64>,
     /// Check every state reachable in at most this many steps (0: the initial state only);
     /// states one step further are counted but not checked. The run is then INCOMPLETE.
     #[arg(long, value_name = "STEPS")]

@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub max_memory: Option<u64>,
     /// Stop after this many distinct states.
     pub max_states: Option<u64>,
+    /// Stop after this many transitions (generated successors; fast engine only).
+    pub max_transitions: Option<u64>,
     /// Check every state reachable in at most this many steps (0: the initial states only);
     /// their successors one step further are counted but neither checked nor expanded.
     pub max_depth: Option<usize>,
@@ -79,6 +81,10 @@ fn describe_stop(reason: StopReason, opts: &RunOptions, unique: u64, depth: usiz
             "max states: {unique} distinct states against the limit of {}, while expanding depth {depth}",
             opts.max_states.unwrap_or_default()
         ),
+        StopReason::MaxTransitions => format!(
+            "max transitions: the limit of {} successors generated ({unique} distinct states), while expanding depth {depth}",
+            opts.max_transitions.unwrap_or_default()
+        ),
         StopReason::MaxDepth => format!(
             "max depth: every state within {} steps checked; those one step further counted, not checked",
             opts.max_depth.unwrap_or_default()
@@ -105,6 +111,7 @@ impl RunOptions {
             exact: false,
             max_memory: None,
             max_states: None,
+            max_transitions: None,
             max_depth: None,
             checkpoint: None,
             resume: None,
@@ -229,6 +236,9 @@ fn explore_options<'a>(
     o = o.interrupt(crate::interrupt::flag());
     if let Some(n) = opts.max_states {
         o = o.max_states(n);
+    }
+    if let Some(n) = opts.max_transitions {
+        o = o.max_transitions(n);
     }
     if let Some(m) = opts.max_memory {
         o = o.max_memory_bytes(m);

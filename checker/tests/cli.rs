@@ -1235,3 +1235,52 @@ fn small_hostile_inputs_are_one_line_errors() {
     let out = memtx(&["suite", "--threads", "0"], &dir);
     assert_user_error(&out, "--threads 0");
 }
+
+/// `--max-transitions` bounds total work, however few of the successors are new (a domain
+/// whose branching is high could run for ever under `--max-states`): the run stops within
+/// about one batch of the limit, INCOMPLETE (exit 3), and says so. Fast engine only.
+#[test]
+fn max_transitions_bounds_total_work() {
+    let dir = scratch("max-transitions");
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--max-transitions",
+            "100000",
+            "--json",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = v["total_states"].as_u64().unwrap();
+    assert!((100_000..200_000).contains(&total), "{total}");
+    assert!(
+        v["coverage"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("max transitions"),
+        "{}",
+        v["coverage"]
+    );
+    let out = memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--engine",
+            "stateright",
+            "--max-transitions",
+            "10",
+        ],
+        &dir,
+    );
+    assert_user_error(&out, "--max-transitions");
+    let out = memtx(
+        &["check", "--preset", "quick", "--max-transitions", "0"],
+        &dir,
+    );
+    assert_user_error(&out, "at least 1");
+}

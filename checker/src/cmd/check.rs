@@ -36,10 +36,21 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
             "--checkpoint-every needs --checkpoint DIR",
         ));
     }
-    if engine == Engine::Stateright && (args.symmetry || args.exact || args.max_memory.is_some()) {
+    if engine == Engine::Stateright
+        && (args.symmetry
+            || args.exact
+            || args.max_memory.is_some()
+            || args.max_transitions.is_some())
+    {
         return Err(UserError::new(
             ErrorKind::Usage,
-            "--symmetry, --exact and --max-memory need the fast engine: drop them or use --engine fast",
+            "--symmetry, --exact, --max-memory and --max-transitions need the fast engine: drop them or use --engine fast",
+        ));
+    }
+    if args.max_transitions == Some(0) {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--max-transitions 0 would stop before the first step: give at least 1",
         ));
     }
     if args.threads == 0 || args.threads > 256 {
@@ -76,6 +87,7 @@ fn options(args: &CheckArgs) -> Result<RunOptions, UserError> {
         exact: args.exact,
         max_memory,
         max_states: args.max_states,
+        max_transitions: args.max_transitions,
         max_depth: args.max_depth,
         checkpoint: None,
         resume: None,
@@ -100,6 +112,9 @@ pub struct SavedRun {
     pub max_memory: Option<u64>,
     /// `--max-states`.
     pub max_states: Option<u64>,
+    /// `--max-transitions` (absent in checkpoints written before it existed).
+    #[serde(default)]
+    pub max_transitions: Option<u64>,
     /// `--max-depth`.
     pub max_depth: Option<usize>,
     /// Worker threads of the original run (the default of `memtx resume --threads`).
@@ -290,6 +305,7 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
         exact: false,
         max_memory: run.max_memory,
         max_states: run.max_states,
+        max_transitions: run.max_transitions,
         max_depth: run.max_depth,
         checkpoint: Some(crate::explore::CheckpointPlan {
             dir: args.dir.clone(),
@@ -430,6 +446,9 @@ pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static Property
     if let Some(n) = opts.max_states {
         limits.push(format!("max states {n}"));
     }
+    if let Some(n) = opts.max_transitions {
+        limits.push(format!("max transitions {n}"));
+    }
     if let Some(dd) = opts.max_depth {
         limits.push(format!("max depth {dd} steps"));
     }
@@ -493,6 +512,7 @@ pub fn check_announcing(
             symmetry: opts.symmetry,
             max_memory: opts.max_memory,
             max_states: opts.max_states,
+            max_transitions: opts.max_transitions,
             max_depth: opts.max_depth,
             threads: opts.threads,
             checkpoint_every_ms: u64::try_from(every.as_millis()).unwrap_or(u64::MAX),

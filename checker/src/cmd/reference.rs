@@ -30,6 +30,7 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
         exact: false,
         max_memory: None,
         max_states: None,
+        max_transitions: None,
         max_depth: None,
         report: None,
         name: None,

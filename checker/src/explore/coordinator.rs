@@ -27,6 +27,7 @@ pub(crate) type Found = Option<(Sighting, usize)>;
 pub(crate) struct Limits<'a> {
     pub(crate) finish_when_all_discovered: bool,
     pub(crate) max_states: Option<u64>,
+    pub(crate) max_transitions: Option<u64>,
     pub(crate) max_memory: Option<u64>,
     /// Stateright's `target_max_depth`: states at this 1-based depth or deeper are not
     /// expanded. `None` (or 0, as in stateright) means no bound.
@@ -139,6 +140,13 @@ impl<'a> Coordinator<'a> {
             .is_some_and(|max| self.distinct(shared) >= max)
         {
             shared.request_stop(StopReason::MaxStates);
+        }
+        if self
+            .limits
+            .max_transitions
+            .is_some_and(|max| self.init_generated + shared.sum(|c| &c.generated) >= max)
+        {
+            shared.request_stop(StopReason::MaxTransitions);
         }
         if self
             .limits

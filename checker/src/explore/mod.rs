@@ -289,6 +289,7 @@ where
     let limits = Limits {
         finish_when_all_discovered: options.finish_when_all_discovered,
         max_states: options.max_states,
+        max_transitions: options.max_transitions,
         max_memory: options.max_memory_bytes,
         target_max_depth: options.target_max_depth,
         progress: options.progress,

@@ -46,6 +46,10 @@ pub struct ExploreOptions<'a, M: Model> {
     /// Stop once at least this many distinct states were found (checked between chunks;
     /// the run stops within about one batch of the limit, mid-level).
     pub max_states: Option<u64>,
+    /// Stop once at least this many transitions (generated successors, the total states of
+    /// the report) were taken, checked like `max_states`: a bound on total work, for a
+    /// configuration whose branching is high while few of its successors are new.
+    pub max_transitions: Option<u64>,
     /// Stop (at the next check point) when the engine's own accounting exceeds this.
     pub max_memory_bytes: Option<u64>,
     /// Store whole packed states in the visited set so fingerprint collisions are detected
@@ -79,6 +83,7 @@ impl<M: Model> Clone for ExploreOptions<'_, M> {
             locality: self.locality,
             target_max_depth: self.target_max_depth,
             max_states: self.max_states,
+            max_transitions: self.max_transitions,
             max_memory_bytes: self.max_memory_bytes,
             exact: self.exact,
             finish_when_all_discovered: self.finish_when_all_discovered,
@@ -101,6 +106,7 @@ impl<M: Model> Default for ExploreOptions<'_, M> {
             locality: None,
             target_max_depth: None,
             max_states: None,
+            max_transitions: None,
             max_memory_bytes: None,
             exact: false,
             finish_when_all_discovered: false,
@@ -205,6 +211,12 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// Sets [`ExploreOptions::max_states`].
     pub fn max_states(mut self, states: u64) -> Self {
         self.max_states = Some(states);
+        self
+    }
+
+    /// Sets [`ExploreOptions::max_transitions`].
+    pub fn max_transitions(mut self, transitions: u64) -> Self {
+        self.max_transitions = Some(transitions);
         self
     }
 

@@ -16,6 +16,8 @@ pub enum StopReason {
     /// expanded states, so the run stops within about one batch of the limit, in the middle
     /// of a level; counts are then not deterministic.
     MaxStates,
+    /// At least `max_transitions` successors were generated (checked like `MaxStates`).
+    MaxTransitions,
     /// The next level is at `target_max_depth`; its states were counted but not expanded or
     /// checked, as in stateright.
     MaxDepth,
@@ -36,6 +38,7 @@ impl StopReason {
             StopReason::MaxDepth => 3,
             StopReason::AllDiscovered => 4,
             StopReason::Interrupted => 5,
+            StopReason::MaxTransitions => 6,
         }
     }
 
@@ -47,6 +50,7 @@ impl StopReason {
             StopReason::MaxDepth,
             StopReason::AllDiscovered,
             StopReason::Interrupted,
+            StopReason::MaxTransitions,
         ]
         .into_iter()
         .find(|r| r.code() == code)
@@ -58,6 +62,7 @@ impl fmt::Display for StopReason {
         let what = match self {
             StopReason::Memory => "memory",
             StopReason::MaxStates => "max states",
+            StopReason::MaxTransitions => "max transitions",
             StopReason::MaxDepth => "max depth",
             StopReason::AllDiscovered => "all properties discovered",
             StopReason::Interrupted => "interrupt",

@@ -789,6 +789,7 @@ where
     let limits = Limits {
         finish_when_all_discovered: options.finish_when_all_discovered,
         max_states: options.max_states,
+        max_transitions: options.max_transitions,
         // Per process, enforced below, not by the (replicated) coordinator.
         max_memory: None,
         target_max_depth: options.target_max_depth,
