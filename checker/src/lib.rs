@@ -17,6 +17,22 @@
 
 #![deny(missing_docs)]
 
+// `eprintln!` and `eprint!` that never panic: std's panic when standard error is full or
+// broken (`2>/dev/full` ended `memtx check --json` with exit 101). A line that cannot be
+// written is lost; the run goes on. Defined before the modules, so it is the one they use.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod bench;
 pub mod cli;
 pub mod cmd;

@@ -72,6 +72,6 @@ fn usage_error(e: clap::Error) -> ExitCode {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or("invalid command line");
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("memtx: {first} (see `memtx --help`)");
+    let _ = writeln!(std::io::stderr(), "memtx: {first} (see `memtx --help`)");
     ExitCode::from(memtx_checker::error::USER_ERROR_EXIT_CODE as u8)
 }

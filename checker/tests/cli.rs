@@ -1284,3 +1284,21 @@ fn max_transitions_bounds_total_work() {
     );
     assert_user_error(&out, "at least 1");
 }
+
+/// A full standard error loses its lines, not the run: `check --json 2>/dev/full` printed its
+/// preamble there and panicked (exit 101); now the verdict and exit code are the run's.
+#[test]
+fn a_full_stderr_does_not_stop_the_run() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full on this system");
+        return;
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(["check", "--preset", "quick", "--json"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "pass", "{}", v["result"]);
+}
