@@ -748,7 +748,11 @@ fn the_run_says_what_it_will_cover_before_it_starts() {
     assert!(lines[0].starts_with("memtx check: preset quick"), "{text}");
     assert!(lines[1].starts_with("  bounds:"), "{text}");
     assert!(lines[2].starts_with("  domain:"), "{text}");
-    assert!(lines[4].starts_with("  exhaustive will mean"), "{text}");
+    assert!(
+        lines[3].starts_with("  domain size: 6 operations proposed in the initial state"),
+        "{text}"
+    );
+    assert!(lines[5].starts_with("  exhaustive will mean"), "{text}");
     let unique = text.find("unique states").expect("a summary");
     assert!(unique > text.find("exhaustive will mean").unwrap());
     let v: serde_json::Value =

@@ -437,6 +437,19 @@ pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static Property
         sources.join(", ")
     ));
     out.push_str(&format!("  domain: {}\n", crate::report::domain_line(d)));
+    // The domain's size where it can be told before exploring: what it proposes at the start
+    // (a domain with a huge branching shows here, not after minutes).
+    let init = memtx_model::State::initial();
+    let mut proposed = Vec::new();
+    memtx_model::machine::candidate_ops(cfg, &init, &mut proposed);
+    let enabled = proposed
+        .iter()
+        .filter(|op| memtx_model::machine::step(cfg, &init, op).is_ok())
+        .count();
+    out.push_str(&format!(
+        "  domain size: {} operations proposed in the initial state, {enabled} enabled\n",
+        proposed.len()
+    ));
     let keys: Vec<&str> = properties.iter().map(|p| p.key).collect();
     out.push_str(&format!(
         "  properties: {} (full statements: docs/protocol.md)\n",
