@@ -1306,3 +1306,22 @@ fn a_full_stderr_does_not_stop_the_run() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["result"], "pass", "{}", v["result"]);
 }
+
+/// A FIFO where the checkpoint file goes is refused before the run and left as it was.
+#[test]
+fn a_checkpoint_file_that_is_a_fifo_is_refused() {
+    let dir = scratch("ckpt-fifo");
+    std::fs::create_dir_all(dir.join("ck")).unwrap();
+    let fifo = dir.join("ck").join("checkpoint.memtx");
+    if !std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: no mkfifo");
+        return;
+    }
+    let out = memtx(&["check", "--preset", "quick", "--checkpoint", "ck"], &dir);
+    assert_user_error(&out, "a FIFO");
+    assert_eq!(memtx_checker::fsutil::not_regular(&fifo), Some("a FIFO"));
+}

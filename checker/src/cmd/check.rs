@@ -213,6 +213,10 @@ pub fn check_command(args: &CheckArgs, command: &str) -> Result<u8, UserError> {
     let _lock = match &args.checkpoint {
         Some(dir) if args.cluster.process.is_none() => {
             std::fs::create_dir_all(dir).map_err(|e| UserError::io("create", dir, &e))?;
+            crate::fsutil::check_replaceable(
+                &crate::explore::checkpoint::file_in(dir),
+                "--checkpoint file",
+            )?;
             Some(crate::fsutil::DirLock::take(dir, "--checkpoint", command)?)
         }
         _ => None,

@@ -417,6 +417,14 @@ fn write_file(
         .map_err(|e| fail("write failed", e.into_error()))?;
     file.sync_all().map_err(|e| fail("fsync failed", e))?;
     drop(file);
+    // Only over a regular file (or none): a FIFO or device named like the checkpoint is not
+    // replaced (see crate::fsutil).
+    if let Some(kind) = crate::fsutil::not_regular(&dir.join(name)) {
+        return Err(format!(
+            "cannot write a checkpoint in {}: {name} there is {kind}",
+            dir.display()
+        ));
+    }
     fs::rename(&temp, dir.join(name)).map_err(|e| fail("rename failed", e))?;
     guard.disarm();
     if let Ok(d) = File::open(dir) {
