@@ -974,11 +974,7 @@ fn replay_never_writes_over_its_input_or_a_special_file() {
     );
     assert_user_error(&out, "both name");
     let fifo = dir.join("page.fifo");
-    if std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
+    if mkfifo(&fifo) {
         let out = memtx(&["replay", &t, "--html", "page.fifo"], &dir);
         assert_user_error(&out, "a FIFO");
         assert_eq!(
@@ -1043,11 +1039,7 @@ fn special_files_as_inputs_are_refused_at_once() {
             "a character device",
         ),
     ];
-    if std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
+    if mkfifo(&fifo) {
         cases.push((
             ["check", "--preset", "quick", "--domain", "domain.fifo"]
                 .iter()
@@ -1057,22 +1049,8 @@ fn special_files_as_inputs_are_refused_at_once() {
         ));
     }
     for (args, kind) in cases {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memtx"))
-            .args(&args)
-            .current_dir(&dir)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while child.try_wait().unwrap().is_none() {
-            if std::time::Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("{args:?} still running after 20 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = memtx_within(&args, &dir, std::time::Duration::from_secs(20), kind);
         assert_user_error(&out, kind);
     }
 }
@@ -1313,11 +1291,7 @@ fn a_checkpoint_file_that_is_a_fifo_is_refused() {
     let dir = scratch("ckpt-fifo");
     std::fs::create_dir_all(dir.join("ck")).unwrap();
     let fifo = dir.join("ck").join("checkpoint.memtx");
-    if !std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
+    if !mkfifo(&fifo) {
         eprintln!("skipped: no mkfifo");
         return;
     }

@@ -16,8 +16,7 @@ use binary_support::*;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// xorshift64*: small, seeded, the same on every machine.
 struct Rng(u64);
@@ -133,35 +132,9 @@ fn mutate(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
 
 /// Runs memtx with `args` in `dir`; asserts one of its own outcomes within 30 s.
 fn judge(dir: &Path, args: &[&str], case: &str) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_memtx"))
-        .args(args)
-        .current_dir(dir)
-        .env("CI", "true")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("memtx runs");
-    // Drained on a thread: a long message must not block the child on a full pipe.
-    let mut pipe = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut pipe, &mut text);
-        text
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{case}: still running after 30 s: memtx {args:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let bytes = reader.join().unwrap();
-    let stderr = String::from_utf8_lossy(&bytes);
-    let code = status.code();
+    let out = memtx_within(args, dir, Duration::from_secs(30), case);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
     assert!(
         matches!(code, Some(0..=3)),
         "{case}: exit {code:?} for memtx {args:?}: {stderr}"

@@ -89,3 +89,48 @@ pub fn sigkill(pid: u32) -> bool {
         .expect("kill runs")
         .success()
 }
+
+/// Makes a named FIFO at `path` with `mkfifo`; `false` where that cannot be done (the caller
+/// skips what needs one).
+pub fn mkfifo(path: &Path) -> bool {
+    Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs `memtx args…` in `dir` (with `CI=true`), its standard error drained on a thread (a
+/// long message cannot block it on a full pipe), and panics naming `what` if it is still
+/// running after `limit`: a test of an input that once hung fails instead of hanging.
+pub fn memtx_within(args: &[&str], dir: &Path, limit: std::time::Duration, what: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(args)
+        .current_dir(dir)
+        .env("CI", "true")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the memtx binary runs");
+    let mut pipe = child.stderr.take().expect("a stderr pipe");
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for memtx") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}: still running after {limit:?}: memtx {args:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: reader.join().expect("the stderr reader"),
+    }
+}
