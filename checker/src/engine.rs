@@ -203,6 +203,8 @@ pub struct MemtxHooks {
     pub locality: Locality,
     /// The rule-coverage probe ([`memtx_model::rules::take_fired`]).
     pub coverage: crate::explore::CoverageProbe,
+    /// Operations that repeat the one before them ([`MemTx::repeats`]).
+    pub repeats: crate::explore::Repeats<MemTx>,
 }
 
 /// The hooks for MemTX, with the canonicalizer if `symmetry` is asked for.
@@ -212,6 +214,7 @@ pub fn memtx_hooks(symmetry: bool) -> MemtxHooks {
         symmetry: symmetry.then_some(canonical as Canonicalizer<MemTx>),
         locality: memtx_model::packed::locality,
         coverage: memtx_model::rules::take_fired,
+        repeats: MemTx::repeats,
     }
 }
 
@@ -226,6 +229,7 @@ fn explore_options<'a>(
         .exact(opts.exact)
         .next_state_into(hooks.next_state_into)
         .locality(hooks.locality)
+        .repeats(hooks.repeats)
         .coverage(hooks.coverage);
     if let Some(canonical) = hooks.symmetry {
         o = o.symmetry(canonical);

@@ -214,3 +214,58 @@ fn cascade_firings_equal_the_repairs_the_rollback_log_records() {
     }
     assert!(fired("cascade.quarantine-view") > 0);
 }
+
+/// The `repeats` hook (an external-action `Begin` asked at each level is one step) changes
+/// nothing a run reports: counts per depth, every rule's tally and first step, every
+/// discovery's path. Checked on `quick` (filtered: `Begin` proposed only when it is enabled)
+/// and under a variant with counterexamples, `evidence` (wide: refused `Begin`s too) in exact
+/// mode (no filter of recent repeats behind the hook) and `observations` (medium tier at two
+/// levels, which must stay apart).
+#[test]
+fn skipping_repeated_begins_changes_no_count_tally_or_path() {
+    use memtx_checker::engine::memtx_hooks;
+    use memtx_checker::explore::{explore, ExploreOptions};
+    let cases = [
+        ("quick", "memtx", false),
+        ("quick", "no-action-gate", false),
+        ("evidence", "memtx", true),
+        ("observations", "memtx", false),
+    ];
+    for (name, variant, exact) in cases {
+        let variant = memtx_checker::setup::variant(variant).expect("a variant");
+        let cfg = memtx_checker::setup::config(name, &Default::default(), variant).expect(name);
+        let model = MemTx::new(cfg);
+        let hooks = memtx_hooks(false);
+        let options = |repeats: bool| {
+            let o = ExploreOptions::new()
+                .threads(2)
+                .exact(exact)
+                .next_state_into(hooks.next_state_into)
+                .coverage(hooks.coverage);
+            if repeats {
+                o.repeats(hooks.repeats)
+            } else {
+                o
+            }
+        };
+        let with = explore(&model, &options(true)).expect("explores");
+        let without = explore(&model, &options(false)).expect("explores");
+        assert!(with.stopped_early.is_none(), "{name}");
+        assert_eq!(with.states_per_depth, without.states_per_depth, "{name}");
+        assert_eq!(with.total_states, without.total_states, "{name}");
+        assert_eq!(with.coverage, without.coverage, "{name}: rule tallies");
+        let forced = memtx_model::rules::Rule::OpBeginForcedIsolation as u8;
+        let tallies = with.coverage.as_ref().expect("a coverage tally");
+        assert!(
+            tallies.iter().any(|t| t.bit == forced && t.steps > 0) || name == "observations",
+            "{name}: an external-action Begin asked below action-safe-read is counted"
+        );
+        let paths = |r: &memtx_checker::explore::ExploreReport<_, _>| {
+            r.properties
+                .iter()
+                .map(|p| p.discovery.as_ref().map(|d| d.path.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(paths(&with), paths(&without), "{name}: discoveries");
+    }
+}

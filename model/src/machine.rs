@@ -324,6 +324,28 @@ fn stage_ops(cfg: &Config, state: &State, agent: u8, readable: RecordSet, out: &
 }
 
 impl MemTx {
+    /// The step `op` takes where the environment offers one step as several operations (the
+    /// explorer's `repeats` hook): a `Begin` is keyed by its agent, tier and the level the
+    /// protocol reads at ([`crate::ops::begin_isolation`]), so that an external-action `Begin`
+    /// at each requested level repeats the one before it: the requested level is not state,
+    /// and the ghost judges the level read, not the one asked. Its extra rule is
+    /// `op.begin.forced-isolation` where its own request is overridden. `None` for every other
+    /// operation.
+    pub fn repeats(&self, _state: &State, op: &Op) -> Option<(u64, u128)> {
+        let Op::Begin {
+            agent,
+            tier,
+            isolation,
+        } = *op
+        else {
+            return None;
+        };
+        let read = crate::ops::begin_isolation(tier, isolation);
+        let key = u64::from_le_bytes([agent, tier as u8, read as u8, 0, 0, 0, 0, 0]);
+        let forced = crate::rules::Rule::OpBeginForcedIsolation as u8;
+        Some((key, u128::from(read != isolation) << forced))
+    }
+
     /// [`Model::next_state`] into an existing state value: `out` becomes the successor of
     /// `state` by `op` and the result is `true`, or the operation is refused and the result is
     /// `false` (`out` is then unspecified). Explorers that reuse one successor value call this

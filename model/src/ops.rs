@@ -317,18 +317,24 @@ fn observe(
     Ok(())
 }
 
+/// The level a transaction of `tier` that asks for `requested` reads at (§4): an
+/// external-action transaction always reads at the strictest level, whatever it asks.
+pub fn begin_isolation(tier: Tier, requested: Isolation) -> Isolation {
+    if tier == Tier::ExternalAction {
+        Isolation::ActionSafeRead
+    } else {
+        requested
+    }
+}
+
 fn begin(cfg: &Config, state: &mut State, agent: u8, tier: Tier, isolation: Isolation) -> Applied {
     agent_ok(cfg, agent)?;
     require(state.txn(agent).is_none(), Rule::EnBeginOpen)?;
-    // An external-action transaction always reads at the strictest level, whatever it asks.
-    let isolation = if tier == Tier::ExternalAction {
-        if isolation != Isolation::ActionSafeRead {
-            fire(Rule::OpBeginForcedIsolation);
-        }
-        Isolation::ActionSafeRead
-    } else {
-        isolation
-    };
+    let requested = isolation;
+    let isolation = begin_isolation(tier, requested);
+    if isolation != requested {
+        fire(Rule::OpBeginForcedIsolation);
+    }
     let snapshot = capture_snapshot(state, isolation);
     if provenance::forgets_at_begin(cfg) {
         // txn-provenance: the context narrowed to the transaction's read set.

@@ -138,6 +138,9 @@ pub struct BenchOptions<M: Model> {
     /// In-place successor function for the fast engine (the one `memtx check` uses for
     /// MemTX), so that the benchmark measures what a check runs.
     pub next_state_into: Option<NextStateInto<M>>,
+    /// Operations that repeat the one before them, for the fast engine (MemTX's, as
+    /// `memtx check` uses it).
+    pub repeats: Option<crate::explore::Repeats<M>>,
     /// Locality key for the fast engine (MemTX's, as `memtx check` uses it, or
     /// [`crate::bench::two_phase_commit::locality`]).
     pub locality: Option<Locality>,
@@ -154,6 +157,7 @@ impl<M: Model> BenchOptions<M> {
             exact: false,
             symmetry: None,
             next_state_into: None,
+            repeats: None,
             locality: None,
             coverage: None,
         }
@@ -310,6 +314,7 @@ fn explore_options<'a, M: Model>(
     let mut explore_options = ExploreOptions::new().threads(threads).exact(options.exact);
     explore_options.symmetry = options.symmetry;
     explore_options.next_state_into = options.next_state_into;
+    explore_options.repeats = options.repeats;
     explore_options.locality = options.locality;
     explore_options.coverage = options.coverage;
     explore_options

@@ -668,6 +668,7 @@ fn measure_here(
             // No symmetry: stateright's BFS ignores it, and both engines must count alike.
             let hooks = crate::engine::memtx_hooks(false);
             options.next_state_into = Some(hooks.next_state_into);
+            options.repeats = Some(hooks.repeats);
             options.locality = Some(hooks.locality);
             options.coverage = (!args.no_rule_coverage).then_some(hooks.coverage);
             match &cluster {

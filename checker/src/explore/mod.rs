@@ -190,7 +190,7 @@ mod visited;
 
 pub use checkpoint::{load, Checkpoint, CheckpointPlan};
 pub use coverage::{CoverageProbe, CoverageTally};
-pub use options::{Canonicalizer, ExploreOptions, Locality, NextStateInto, Trace};
+pub use options::{Canonicalizer, ExploreOptions, Locality, NextStateInto, Repeats, Trace};
 pub use packed::PackedState;
 pub use path::check_path;
 pub use report::{
@@ -518,6 +518,7 @@ where
         properties,
         symmetry: options.symmetry,
         next_state_into: options.next_state_into,
+        repeats: options.repeats,
         coverage: options.coverage,
         exact: options.exact,
         locality: options.locality_in_effect(),

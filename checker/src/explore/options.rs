@@ -1,5 +1,5 @@
 //! The parameters of an exploration: [`ExploreOptions`], and the type aliases
-//! [`Canonicalizer`], [`NextStateInto`], [`Locality`] and [`Trace`].
+//! [`Canonicalizer`], [`NextStateInto`], [`Repeats`], [`Locality`] and [`Trace`].
 
 use super::checkpoint::{Checkpoint, CheckpointPlan};
 use super::coverage::CoverageProbe;
@@ -19,6 +19,15 @@ pub type Canonicalizer<M> = fn(&M, &<M as Model>::State) -> <M as Model>::State;
 /// the model on entry (its allocations can be reused). See [`ExploreOptions::next_state_into`].
 pub type NextStateInto<M> =
     fn(&M, &<M as Model>::State, <M as Model>::Action, &mut <M as Model>::State) -> bool;
+
+/// The step an action takes, where the model's environment offers several actions that the
+/// protocol makes into one: `Some((key, extra))` promises that actions of one state with the
+/// same key, proposed one right after the other, take the same step. If the first was refused,
+/// the next is refused with the same rules fired; if it was taken, the next is taken, leads to
+/// the very same successor and fires the first's rules and the bits of its own `extra`
+/// (coverage bits, as the probe returns them). `None` promises nothing. See
+/// [`ExploreOptions::repeats`].
+pub type Repeats<M> = fn(&M, &<M as Model>::State, &<M as Model>::Action) -> Option<(u64, u128)>;
 
 /// A locality key, computed from a packed state: states with equal keys belong to the same
 /// worker. See [`ExploreOptions::locality`].
@@ -40,6 +49,8 @@ pub struct ExploreOptions<'a, M: Model> {
     pub target_max_depth: Option<usize>,
     /// In-place successor function used instead of [`Model::next_state`] while exploring.
     pub next_state_into: Option<NextStateInto<M>>,
+    /// Recognizes actions that repeat the one before them; see [`ExploreOptions::repeats`].
+    pub repeats: Option<Repeats<M>>,
     /// Decides which worker owns a state (by default its fingerprint does); ignored in exact
     /// mode. See [`ExploreOptions::locality`].
     pub locality: Option<Locality>,
@@ -80,6 +91,7 @@ impl<M: Model> Clone for ExploreOptions<'_, M> {
             threads: self.threads,
             symmetry: self.symmetry,
             next_state_into: self.next_state_into,
+            repeats: self.repeats,
             locality: self.locality,
             target_max_depth: self.target_max_depth,
             max_states: self.max_states,
@@ -103,6 +115,7 @@ impl<M: Model> Default for ExploreOptions<'_, M> {
             threads: 1,
             symmetry: None,
             next_state_into: None,
+            repeats: None,
             locality: None,
             target_max_depth: None,
             max_states: None,
@@ -148,6 +161,18 @@ impl<'a, M: Model> ExploreOptions<'a, M> {
     /// MemTX's model compare both engines' counts with it in use).
     pub fn next_state_into(mut self, step: NextStateInto<M>) -> Self {
         self.next_state_into = Some(step);
+        self
+    }
+
+    /// Sets [`ExploreOptions::repeats`]: a model whose environment offers several actions that
+    /// the protocol makes into one (MemTX offers an external-action `Begin` at every isolation
+    /// level and forces each to action-safe-read) says so, and the explorer counts such a
+    /// repeat as the step it repeats (a generated successor, its rules fired) without taking
+    /// it: no step, no packing, no fingerprint. Only consecutive actions are compared. The
+    /// counts, coverage tallies and paths are exactly those of a run without it (a test
+    /// compares both on MemTX's presets).
+    pub fn repeats(mut self, repeats: Repeats<M>) -> Self {
+        self.repeats = Some(repeats);
         self
     }
 

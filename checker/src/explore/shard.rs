@@ -420,12 +420,23 @@ impl Shard {
     }
 }
 
+/// One attempted step of an expansion, as a [`super::Repeats`] hook needs it: its key,
+/// the rules its step fired, whether it was taken, whether its successor was generated
+/// (taken and within the model's boundary).
+struct Attempt {
+    key: u64,
+    fired: u128,
+    taken: bool,
+    generated: bool,
+}
+
 /// The read-only context of a worker.
 pub(crate) struct Context<'a, M: Model> {
     pub(crate) model: &'a M,
     pub(crate) properties: &'a [Property<M>],
     pub(crate) symmetry: Option<Canonicalizer<M>>,
     pub(crate) next_state_into: Option<NextStateInto<M>>,
+    pub(crate) repeats: Option<super::Repeats<M>>,
     pub(crate) coverage: Option<super::CoverageProbe>,
     pub(crate) exact: bool,
     /// The locality key, if states are owned by it rather than by their fingerprint (never
@@ -802,7 +813,30 @@ where
         // The fingerprint of the successor packed in `self.held`, not routed yet.
         let mut held: Option<u64> = None;
         let probe = self.cx.coverage;
+        // With a `repeats` hook: the action before this one and what its step did.
+        let mut previous: Option<Attempt> = None;
         for action in actions.drain(..) {
+            if let Some(repeats) = self.cx.repeats {
+                let step = repeats(model, state, &action);
+                if let (Some((key, extra)), Some(before)) = (step, &previous) {
+                    if key == before.key {
+                        // The same step again, counted as such; nothing to route: its
+                        // successor, if any, is the one just generated.
+                        if probe.is_some() {
+                            let extra = if before.taken { extra } else { 0 };
+                            self.tally.count(before.fired | extra);
+                        }
+                        self.generated += before.generated as u64;
+                        continue;
+                    }
+                }
+                previous = step.map(|(key, _)| Attempt {
+                    key,
+                    fired: 0,
+                    taken: false,
+                    generated: false,
+                });
+            }
             let owned;
             let next: Option<&M::State> = match self.cx.next_state_into {
                 Some(step) => {
@@ -817,13 +851,22 @@ where
                     None => None,
                 },
             };
-            if let Some(probe) = probe {
-                self.tally.count(probe());
+            let fired = probe.map_or(0, |probe| probe());
+            if probe.is_some() {
+                self.tally.count(fired);
             }
+            let attempt = previous.as_mut();
             let Some(next) = next else {
+                if let Some(a) = attempt {
+                    a.fired = fired;
+                }
                 continue;
             };
-            if !model.within_boundary(next) {
+            let generated = model.within_boundary(next);
+            if let Some(a) = attempt {
+                (a.fired, a.taken, a.generated) = (fired, true, generated);
+            }
+            if !generated {
                 continue;
             }
             self.generated += 1;

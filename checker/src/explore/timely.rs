@@ -828,6 +828,7 @@ where
         properties: &properties,
         symmetry: options.symmetry,
         next_state_into: options.next_state_into,
+        repeats: options.repeats,
         coverage: options.coverage,
         exact: false,
         locality: options.locality_in_effect(),
