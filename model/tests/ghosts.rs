@@ -778,6 +778,32 @@ fn i16_breaks_when_a_retried_stale_write_commits() {
 }
 
 #[test]
+fn i16_blames_the_record_that_superseded_a_rival_not_one_committed_beside_it() {
+    // Found by `memtx simulate --preset full`: in one commit a fresh record displaced a
+    // correction, and a stale record asserting the same value committed after it (records
+    // pass in id order, §5). The stale one displaced nothing: no harm, no violation; had the
+    // stale one come first, it would have displaced the correction.
+    let mut ops = stale_retry(true);
+    ops.push(belief(0, 0, 0).source(MID_B).into());
+    let pre = run(&ops);
+    let post = |stale: RecordId| {
+        let mut s = hand_commit(&pre, 0, &[2, 3]);
+        s.move_record(1, Life::Superseded).unwrap();
+        s.record_mut(1).reason = Some(Reason::SupersededByCorrection);
+        s.record_mut(stale).ghost_observed = Some(0);
+        judge(&pre, &commit(0), s)
+    };
+    assert!(
+        no_stale_content(&model(), &post(3)),
+        "r2, fresh, displaced r1; stale r3 only commits beside it"
+    );
+    assert!(
+        !no_stale_content(&model(), &post(2)),
+        "stale r2 displaced r1"
+    );
+}
+
+#[test]
 fn i18_breaks_when_a_call_executes_on_a_transcription_of_a_record_in_doubt() {
     // a0 commits r0; in a later transaction of the same session it writes the same value as
     // r1 declaring no parent (r1 transcribes r0, §6 (ii)); r0's revocation is requested; a0
