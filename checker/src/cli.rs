@@ -43,6 +43,9 @@ pub enum Command {
     Reference(ReferenceArgs),
     /// Check every preset of the suite and the union of their rule coverage.
     Suite(SuiteArgs),
+    /// Swarm random walks over a configuration too large to exhaust: every visited state
+    /// judged by every property; a violation shortened and saved as a trace. Never a proof.
+    Simulate(SimulateArgs),
     /// Serve stateright's web Explorer over the model (127.0.0.1 only unless --bind).
     Explore(ExploreArgs),
 }
@@ -71,6 +74,56 @@ pub struct ExploreArgs {
     /// out and named) and the verdicts there.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+}
+
+/// `memtx simulate`.
+#[derive(Args, Debug, Clone)]
+pub struct SimulateArgs {
+    /// Preset (see `memtx list`); `full` opens the whole protocol at once.
+    #[arg(long, default_value = "full")]
+    pub preset: String,
+    /// Bound overrides.
+    #[command(flatten)]
+    pub bounds: BoundArgs,
+    /// Read the enumerated domain (and optionally the bounds) from this JSON file, as for
+    /// `memtx check`.
+    #[arg(long, value_name = "FILE")]
+    pub domain: Option<PathBuf>,
+    /// Refuse a --domain file larger than this (default 64M).
+    #[arg(long, value_name = "SIZE")]
+    pub max_input_size: Option<String>,
+    /// Protocol variant.
+    #[arg(long, default_value = "memtx")]
+    pub variant: String,
+    /// Judge only this property (repeatable). Default: all, as `memtx check`.
+    #[arg(long = "property", value_name = "KEY")]
+    pub properties: Vec<String>,
+    /// Run this many walks (default 100000 when --time is not given either).
+    #[arg(long, value_name = "N")]
+    pub walks: Option<u64>,
+    /// Start no new batch of walks after this long, e.g. 60s, 10m (with --walks: whichever
+    /// comes first). The report names the walks run; `--walks N --seed S` runs them again.
+    #[arg(long, value_name = "DURATION")]
+    pub time: Option<String>,
+    /// The deepest a walk may go; each walk draws its own bound between a quarter of this
+    /// and this.
+    #[arg(long, value_name = "STEPS", default_value_t = 64)]
+    pub max_walk_depth: usize,
+    /// The seed: with it, the same walks give the same result on any thread count.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// States the breadth-first search for a shorter counterexample may explore.
+    #[arg(long, value_name = "STATES", default_value_t = 2_000_000)]
+    pub search_budget: u64,
+    /// Directory for the counterexample trace (`<configuration>/<variant>-<key>-simulated`).
+    #[arg(long, value_name = "DIR", default_value = "traces")]
+    pub traces: PathBuf,
+    /// Print one JSON object on stdout instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `memtx suite`.

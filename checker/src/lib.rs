@@ -47,5 +47,6 @@ pub mod paired;
 pub mod progress;
 pub mod report;
 pub mod setup;
+pub mod simulate;
 pub mod trace;
 pub mod web;

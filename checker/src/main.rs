@@ -52,6 +52,7 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
         Command::Bench(args) => memtx_checker::cmd::bench::bench_command(&args),
         Command::Reference(args) => memtx_checker::cmd::reference::reference_command(&args),
         Command::Explore(args) => memtx_checker::cmd::explore::explore_command(&args),
+        Command::Simulate(args) => memtx_checker::cmd::simulate::simulate_command(&args, line),
         Command::Suite(args) => memtx_checker::cmd::suite::suite_command(&args, line),
     }
 }

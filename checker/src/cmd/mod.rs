@@ -1,5 +1,5 @@
 //! The subcommands, one module each: `check` (and `resume`), `suite`, `list`, `bench`,
-//! `reference`, `explore`. (`memtx replay` lives with the trace format, in
+//! `reference`, `explore`, `simulate`. (`memtx replay` lives with the trace format, in
 //! [`crate::trace::command`].) [`cluster`] runs `check` and `bench` over processes for both.
 
 pub mod bench;
@@ -8,4 +8,5 @@ pub mod cluster;
 pub mod explore;
 pub mod list;
 pub mod reference;
+pub mod simulate;
 pub mod suite;

@@ -189,6 +189,7 @@ pub mod timely;
 mod visited;
 
 pub use checkpoint::{load, Checkpoint, CheckpointPlan};
+pub(crate) use coverage::Tally;
 pub use coverage::{CoverageProbe, CoverageTally};
 pub use options::{Canonicalizer, ExploreOptions, Locality, NextStateInto, Repeats, Trace};
 pub use packed::PackedState;

@@ -30,6 +30,7 @@ mod matrix;
 pub mod plot;
 pub mod rule_coverage;
 mod run;
+pub mod simulation;
 pub mod suite;
 mod text;
 

@@ -1,0 +1,415 @@
+//! Swarm simulation: random walks from the initial state over the same model and the same
+//! properties as `memtx check`, for configurations too large to exhaust (`memtx simulate`).
+//!
+//! Every state a walk visits is judged by every selected property (invariants: a violation
+//! ends the run; examples: the first walk and depth that reached each); every attempted step
+//! is counted in the rule tallies; every state's fingerprint goes into a
+//! [`sketch::Sketch`] that estimates how many distinct states the walks saw. Each walk draws
+//! its own [`swarm::Swarm`] (operation families it favours, its depth bound) from the run's
+//! seed and its index.
+//!
+//! **Deterministic on any thread count.** Walks are taken in batches of [`BATCH`]; a batch
+//! is run by one thread, start to end, and the results are merged in batch order, up to the
+//! first batch with a violation (whose walks after the violating one are not run) or the
+//! first batch not run (a deadline or an interrupt stops the run between batches). The
+//! result is therefore that of walks `0..walks` in order, whichever threads ran them:
+//! `--walks N --seed S` reproduces any run, and a violation is always the lowest-numbered
+//! violating walk's.
+
+pub mod shrink;
+pub mod sketch;
+pub mod swarm;
+
+use crate::explore::{fingerprint_packed, CoverageTally};
+use memtx_model::ops::Op;
+use memtx_model::rules::take_fired;
+use memtx_model::state::State;
+use memtx_model::MemTx;
+use sketch::Sketch;
+use stateright::Model;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use swarm::{Rng, Swarm};
+
+/// Walks per batch: the unit of work a thread takes and of merging.
+pub const BATCH: u64 = 64;
+
+/// What a simulation runs.
+#[derive(Clone, Debug)]
+pub struct SimulateOptions {
+    /// The run's seed: with the walk's index, it decides everything a walk does.
+    pub seed: u64,
+    /// Run at most this many walks.
+    pub walks: Option<u64>,
+    /// Start no batch after this long.
+    pub time: Option<Duration>,
+    /// The deepest a walk may go (each walk draws its own bound, up to this).
+    pub max_walk_depth: usize,
+    /// Worker threads (0 is treated as 1).
+    pub threads: usize,
+    /// Polled between batches: once it reads `true` the run stops as interrupted.
+    pub interrupt: Option<&'static AtomicBool>,
+}
+
+/// Why a simulation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SimulationEnd {
+    /// Every walk asked for was run.
+    Walks,
+    /// The time given ran out.
+    Time,
+    /// An invariant was violated.
+    Violation,
+    /// SIGINT or SIGTERM.
+    Interrupted,
+}
+
+/// A walk that broke an invariant: the operations from the initial state to the first state
+/// that breaks it.
+#[derive(Clone, Debug)]
+pub struct WalkViolation {
+    /// The property's key (`I2`).
+    pub key: &'static str,
+    /// The walk's index.
+    pub walk: u64,
+    /// The walk's operations, the last one leading to the violating state.
+    pub ops: Vec<Op>,
+}
+
+/// Where an example was first reached: the walk and its step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Sighting {
+    /// The walk's index.
+    pub walk: u64,
+    /// Steps from the initial state.
+    pub step: usize,
+}
+
+/// What a simulation found and how much it did.
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    /// Walks run (a violation's walk included).
+    pub walks: u64,
+    /// Steps taken (operations applied), over every walk.
+    pub steps: u64,
+    /// Steps attempted that the protocol refused.
+    pub refused: u64,
+    /// Walks that ended because no proposed operation was enabled.
+    pub stuck: u64,
+    /// Walks by length: `lengths[n]` walks took `n` steps.
+    pub lengths: Vec<u64>,
+    /// Estimated distinct states visited (initial state included); see [`Sketch`].
+    pub distinct_estimate: f64,
+    /// Per selected property, in order: where each example was first reached (`None` for
+    /// invariants and examples never reached).
+    pub examples: Vec<Option<Sighting>>,
+    /// Rule tallies over every attempted step (first step: the fewest steps of a walk
+    /// after which the rule fired).
+    pub rules: Vec<CoverageTally>,
+    /// The violation, if a walk found one.
+    pub violation: Option<WalkViolation>,
+    /// Why the run ended.
+    pub end: SimulationEnd,
+    /// Wall-clock time.
+    pub elapsed: Duration,
+}
+
+/// One batch's results (merged in batch order).
+struct BatchResult {
+    walks: u64,
+    steps: u64,
+    refused: u64,
+    stuck: u64,
+    lengths: Vec<u64>,
+    sketch: Sketch,
+    examples: Vec<Option<Sighting>>,
+    tally: crate::explore::Tally,
+    violation: Option<WalkViolation>,
+}
+
+/// Runs the simulation (see the [module documentation](self)).
+pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
+    let started = Instant::now();
+    let threads = opts.threads.max(1);
+    let batches = opts.walks.map(|w| w.div_ceil(BATCH));
+    let next = AtomicU64::new(0);
+    // The lowest batch known to hold a violation: no batch after it is started.
+    let violated = AtomicU64::new(u64::MAX);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(u64, BatchResult)>();
+    let deadline = opts.time.map(|t| started + t);
+    let mut end = SimulationEnd::Walks;
+    let mut merged = Merged::new(model.selected.len());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, violated, stop) = (&next, &violated, &stop);
+            scope.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                if batches.is_some_and(|n| b >= n) || b > violated.load(Ordering::Relaxed) {
+                    return;
+                }
+                let first = b * BATCH;
+                let last = opts.walks.map_or(first + BATCH, |w| w.min(first + BATCH));
+                let result = run_batch(model, opts, first..last);
+                if result.violation.is_some() {
+                    violated.fetch_min(b, Ordering::Relaxed);
+                }
+                if tx.send((b, result)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        // Merge in batch order as results arrive; watch the clock and the interrupt.
+        let mut pending: BTreeMap<u64, BatchResult> = BTreeMap::new();
+        loop {
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok((b, result)) => {
+                    pending.insert(b, result);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            while let Some(result) = pending.remove(&merged.batches) {
+                if merged.violation.is_none() {
+                    merged.add(result);
+                }
+            }
+            if merged.violation.is_some() {
+                end = SimulationEnd::Violation;
+                stop.store(true, Ordering::Relaxed);
+            } else if opts.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                end = SimulationEnd::Interrupted;
+                stop.store(true, Ordering::Relaxed);
+            } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                end = SimulationEnd::Time;
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        // Batches that finished after the stop but extend the contiguous prefix still count.
+        while let Some(result) = pending.remove(&merged.batches) {
+            if merged.violation.is_none() {
+                merged.add(result);
+            }
+        }
+    });
+    if merged.violation.is_some() {
+        end = SimulationEnd::Violation;
+    }
+    merged.finish(end, started.elapsed())
+}
+
+/// The results merged so far, batch after batch.
+struct Merged {
+    batches: u64,
+    walks: u64,
+    steps: u64,
+    refused: u64,
+    stuck: u64,
+    lengths: Vec<u64>,
+    sketch: Sketch,
+    examples: Vec<Option<Sighting>>,
+    tally: crate::explore::Tally,
+    violation: Option<WalkViolation>,
+}
+
+impl Merged {
+    fn new(properties: usize) -> Self {
+        Merged {
+            batches: 0,
+            walks: 0,
+            steps: 0,
+            refused: 0,
+            stuck: 0,
+            lengths: Vec::new(),
+            sketch: Sketch::default(),
+            examples: vec![None; properties],
+            tally: crate::explore::Tally::default(),
+            violation: None,
+        }
+    }
+
+    fn add(&mut self, r: BatchResult) {
+        self.batches += 1;
+        self.walks += r.walks;
+        self.steps += r.steps;
+        self.refused += r.refused;
+        self.stuck += r.stuck;
+        if self.lengths.len() < r.lengths.len() {
+            self.lengths.resize(r.lengths.len(), 0);
+        }
+        for (a, b) in self.lengths.iter_mut().zip(&r.lengths) {
+            *a += b;
+        }
+        self.sketch.merge(&r.sketch);
+        for (a, b) in self.examples.iter_mut().zip(r.examples) {
+            *a = match (*a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+        }
+        r.tally.merge_into(&mut self.tally);
+        self.violation = r.violation;
+    }
+
+    fn finish(self, end: SimulationEnd, elapsed: Duration) -> Simulation {
+        Simulation {
+            walks: self.walks,
+            steps: self.steps,
+            refused: self.refused,
+            stuck: self.stuck,
+            lengths: self.lengths,
+            distinct_estimate: self.sketch.estimate(),
+            examples: self.examples,
+            rules: self.tally.finish(),
+            violation: self.violation,
+            end,
+            elapsed,
+        }
+    }
+}
+
+/// Runs walks `walks` in order, stopping after the first that violates an invariant.
+fn run_batch(model: &MemTx, opts: &SimulateOptions, walks: std::ops::Range<u64>) -> BatchResult {
+    let mut out = BatchResult {
+        walks: 0,
+        steps: 0,
+        refused: 0,
+        stuck: 0,
+        lengths: Vec::new(),
+        sketch: Sketch::default(),
+        examples: vec![None; model.selected.len()],
+        tally: crate::explore::Tally::default(),
+        violation: None,
+    };
+    let mut walker = Walker::new(model);
+    for walk in walks {
+        out.walks += 1;
+        let violation = walker.walk(opts.seed, walk, opts.max_walk_depth, &mut out);
+        if let Some(v) = violation {
+            out.violation = Some(v);
+            break;
+        }
+    }
+    out
+}
+
+/// One thread's reusable buffers.
+struct Walker<'m> {
+    model: &'m MemTx,
+    state: State,
+    next: State,
+    actions: Vec<Op>,
+    ops: Vec<Op>,
+    bytes: Vec<u8>,
+}
+
+impl<'m> Walker<'m> {
+    fn new(model: &'m MemTx) -> Self {
+        let initial = model
+            .init_states()
+            .into_iter()
+            .next()
+            .unwrap_or_else(State::initial);
+        Walker {
+            model,
+            next: initial.clone(),
+            state: initial,
+            actions: Vec::new(),
+            ops: Vec::new(),
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Judges the state reached after `step` steps of walk `walk`: the first invariant it
+    /// breaks, if any (examples are recorded in `out`).
+    fn judge(&mut self, walk: u64, step: usize, out: &mut BatchResult) -> Option<&'static str> {
+        self.bytes.clear();
+        self.state.pack(&mut self.bytes);
+        out.sketch.insert(fingerprint_packed(&self.bytes));
+        for (i, def) in self.model.selected.iter().enumerate() {
+            let holds = (def.holds)(self.model, &self.state);
+            if def.is_invariant() {
+                if !holds {
+                    return Some(def.key);
+                }
+            } else if holds && out.examples[i].is_none() {
+                out.examples[i] = Some(Sighting { walk, step });
+            }
+        }
+        None
+    }
+
+    /// Walk `walk`: its swarm, then steps until its depth bound, a state where nothing
+    /// proposed is enabled, or a violation (returned).
+    fn walk(
+        &mut self,
+        seed: u64,
+        walk: u64,
+        max_depth: usize,
+        out: &mut BatchResult,
+    ) -> Option<WalkViolation> {
+        let mut rng = Rng::for_walk(seed, walk);
+        let swarm = Swarm::draw(&mut rng, walk, max_depth);
+        let initial = self.model.init_states().into_iter().next()?;
+        self.state = initial;
+        self.ops.clear();
+        if let Some(key) = self.judge(walk, 0, out) {
+            return Some(self.violation(key, walk));
+        }
+        let mut length = 0;
+        'steps: for step in 0..swarm.depth {
+            self.actions.clear();
+            self.model.actions(&self.state, &mut self.actions);
+            out.tally.start_level(step);
+            loop {
+                if self.actions.is_empty() {
+                    out.stuck += 1;
+                    break 'steps;
+                }
+                let i = swarm.choose(&mut rng, &self.actions);
+                let op = self.actions.swap_remove(i);
+                let taken = self
+                    .model
+                    .next_state_into(&self.state, op.clone(), &mut self.next);
+                out.tally.count(take_fired());
+                if taken {
+                    std::mem::swap(&mut self.state, &mut self.next);
+                    self.ops.push(op);
+                    break;
+                }
+                out.refused += 1;
+            }
+            out.steps += 1;
+            length = step + 1;
+            if let Some(key) = self.judge(walk, length, out) {
+                Self::count_length(out, length);
+                return Some(self.violation(key, walk));
+            }
+        }
+        Self::count_length(out, length);
+        None
+    }
+
+    fn count_length(out: &mut BatchResult, length: usize) {
+        if out.lengths.len() <= length {
+            out.lengths.resize(length + 1, 0);
+        }
+        out.lengths[length] += 1;
+    }
+
+    fn violation(&self, key: &'static str, walk: u64) -> WalkViolation {
+        WalkViolation {
+            key,
+            walk,
+            ops: self.ops.clone(),
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! `memtx simulate`: swarm walks judged by every property, deterministic on any thread
+//! count, a violation shortened to a trace that replays.
+
+mod binary_support;
+
+use binary_support::{memtx, scratch};
+use serde_json::Value;
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// What must not depend on the thread count.
+fn result_fields(v: &Value) -> Value {
+    serde_json::json!({
+        "walks": v["walks"], "steps": v["steps"], "refused": v["refused"],
+        "stuck": v["stuck_walks"], "lengths": v["walk_lengths"],
+        "distinct": v["distinct_states_estimate"], "properties": v["properties"],
+        "rules": v["rules"], "violation": v["violation"], "result": v["result"],
+    })
+}
+
+#[test]
+fn walks_under_the_protocol_find_no_violation_and_say_so_without_passing() {
+    let dir = scratch("clean");
+    let out = memtx(
+        &["simulate", "--preset", "quick", "--walks", "3000", "--json"],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["result"], "no-violation");
+    assert_eq!(v["walks"], 3000);
+    assert!(v["steps"].as_u64().unwrap() > 3000 * 5, "{}", v["steps"]);
+    assert!(v["deepest_walk"].as_u64().unwrap() >= 10);
+    // quick has 493,501 distinct states; the walks saw some thousands of them.
+    let seen = v["distinct_states_estimate"].as_u64().unwrap();
+    assert!((1_000..493_501).contains(&seen), "{seen}");
+    assert!(
+        v["rules"]["exercised"].as_u64().unwrap() > 30,
+        "{}",
+        v["rules"]
+    );
+    let reached = v["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["verdict"] == "reached")
+        .count();
+    assert!(reached >= 3, "{}", v["properties"]);
+    assert!(v["reproduce"]
+        .as_str()
+        .unwrap()
+        .ends_with("--walks 3000 --seed 1"));
+    // The text never says PASS, and says what a simulation does not prove.
+    let text = memtx(&["simulate", "--preset", "quick", "--walks", "200"], &dir);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(!text.contains("PASS"), "{text}");
+    assert!(text.contains("no violation in 200 walks"), "{text}");
+    assert!(text.contains("proves nothing beyond the walks"), "{text}");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_result_on_one_and_two_threads() {
+    let dir = scratch("threads");
+    for variant in ["memtx", "no-cascade"] {
+        let run = |threads: &str, seed: &str| {
+            json(&memtx(
+                &[
+                    "simulate",
+                    "--preset",
+                    "quick",
+                    "--variant",
+                    variant,
+                    "--walks",
+                    "1500",
+                    "--seed",
+                    seed,
+                    "--threads",
+                    threads,
+                    "--json",
+                ],
+                &dir,
+            ))
+        };
+        let one = run("1", "5");
+        assert_eq!(
+            result_fields(&one),
+            result_fields(&run("2", "5")),
+            "{variant}"
+        );
+        assert_ne!(
+            one["steps"],
+            run("1", "6")["steps"],
+            "{variant}: another seed, other walks"
+        );
+    }
+}
+
+#[test]
+fn a_seeded_defect_is_found_shortened_to_a_shortest_trace_and_replays() {
+    let dir = scratch("defect");
+    let out = memtx(
+        &[
+            "simulate",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--walks",
+            "20000",
+            "--json",
+        ],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["result"], "violation");
+    let violation = &v["violation"];
+    let steps = violation["steps"].as_u64().unwrap();
+    assert!(steps <= violation["after_removal"].as_u64().unwrap());
+    assert!(
+        violation["after_removal"].as_u64().unwrap() <= violation["walk_steps"].as_u64().unwrap()
+    );
+    let search = violation["search"].as_str().unwrap();
+    assert!(
+        ["shortest", "found-shorter"].contains(&search),
+        "{violation}"
+    );
+    // Shortest means what the exhaustive check finds: the same length.
+    let key = violation["property"].as_str().unwrap();
+    let check = json(&memtx(
+        &[
+            "check",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--property",
+            key,
+            "--json",
+            "--traces",
+            "check-traces",
+        ],
+        &dir,
+    ));
+    let shortest = check["properties"][0]["trace_len"].as_u64().unwrap();
+    assert_eq!(steps, shortest, "{key}");
+    // The trace replays as an ordinary counterexample, and says so.
+    let trace = violation["trace"].as_str().unwrap();
+    assert!(
+        trace.ends_with(&format!("no-cascade-{key}-simulated.trace.json")),
+        "{trace}"
+    );
+    let replay = memtx(&["replay", trace], &dir);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let text = String::from_utf8_lossy(&replay.stdout);
+    assert!(text.contains(&format!("violated {key}")), "{text}");
+}
+
+#[test]
+fn bad_arguments_are_one_line_and_exit_2() {
+    let dir = scratch("bad");
+    for (args, mentions) in [
+        (vec!["--walks", "0"], "--walks 0"),
+        (vec!["--max-walk-depth", "0"], "--max-walk-depth 0"),
+        (vec!["--threads", "0"], "--threads 0"),
+        (vec!["--time", "soon"], "--time"),
+        (vec!["--variant", "nope"], "nope"),
+        (vec!["--preset", "nope"], "nope"),
+    ] {
+        let mut all = vec!["simulate"];
+        all.extend(args);
+        let out = memtx(&all, &dir);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{all:?}: {err}");
+        assert!(err.contains(mentions), "{all:?}: {err}");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_between_batches_with_what_was_merged_and_exit_130() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = scratch("interrupt");
+    let child = Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args(["simulate", "--preset", "full", "--time", "10m", "--json"])
+        .current_dir(&dir)
+        .env("CI", "true")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("memtx starts");
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let started = Instant::now();
+    let out = child.wait_with_output().expect("memtx ends");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "stopped promptly"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["result"], "interrupted");
+    assert_eq!(v["end"], "interrupted");
+    let walks = v["walks"].as_u64().unwrap();
+    assert!(
+        walks > 0 && walks.is_multiple_of(64),
+        "whole batches only: {walks}"
+    );
+    assert!(v["reproduce"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("--walks {walks} --seed 1")));
+}
