@@ -702,17 +702,11 @@ fn judge(
 
 /// The text summary of a check.
 pub fn render_text(r: &RunReport) -> String {
-    let b = &r.config.bounds;
     let mut out = format!(
-        "memtx check: preset {} variant {} (agents {}, records {}, ticks {}, slots {}, values {}, sources {}) engine {} threads {}{}{}\n",
+        "memtx check: preset {} variant {} ({}) engine {} threads {}{}{}\n",
         r.config.preset,
         r.variant.name(),
-        b.agents,
-        b.records,
-        b.ticks,
-        b.slots,
-        b.values,
-        b.sources.len(),
+        crate::report::bounds_phrase(&r.config),
         r.engine,
         r.threads,
         if r.symmetry { " symmetry" } else { "" },

@@ -103,6 +103,22 @@ pub fn domain_markdown(d: &Domain) -> String {
 }
 
 /// The enumerated domain choices on one line, for the summary printed before a run.
+/// `agents 1, records 3, ticks 0, slots 1, values 2, sources 3`: the bounds in one phrase, as
+/// the first line of a check's and a simulation's summary gives them.
+pub fn bounds_phrase(cfg: &Config) -> String {
+    let b = &cfg.bounds;
+    format!(
+        "agents {}, records {}, ticks {}, slots {}, values {}, sources {}",
+        b.agents,
+        b.records,
+        b.ticks,
+        b.slots,
+        b.values,
+        b.sources.len()
+    )
+}
+
+/// The domain in one line.
 pub fn domain_line(d: &Domain) -> String {
     domain_rows(d)
         .into_iter()

@@ -36,7 +36,7 @@ mod text;
 
 pub(crate) use config::domain_rows;
 pub(crate) use config::serde_name;
-pub use config::{config_markdown, domain_line, domain_markdown};
+pub use config::{bounds_phrase, config_markdown, domain_line, domain_markdown};
 pub use manifest::{Drift, Manifest, ManifestEntry, MANIFEST_FORMAT, MANIFEST_VERSION};
 pub use matrix::{Matrix, MatrixCell, MatrixRow};
 pub use rule_coverage::RuleCoverage;

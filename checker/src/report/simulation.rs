@@ -115,19 +115,13 @@ impl SimulationReport {
 
     /// The text summary.
     pub fn render_text(&self) -> String {
-        let b = &self.config.bounds;
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "memtx simulate: preset {} variant {} (agents {}, records {}, ticks {}, slots {}, values {}, sources {}) seed {} threads {}",
+            "memtx simulate: preset {} variant {} ({}) seed {} threads {}",
             self.config.preset,
             self.variant.name(),
-            b.agents,
-            b.records,
-            b.ticks,
-            b.slots,
-            b.values,
-            b.sources.len(),
+            super::bounds_phrase(&self.config),
             self.seed,
             self.threads
         );

@@ -117,7 +117,7 @@ pub struct Simulation {
     pub elapsed: Duration,
 }
 
-/// One batch's results (merged in batch order).
+/// The results of some walks: one batch's, or the sum of the batches merged so far.
 struct BatchResult {
     walks: u64,
     steps: u64,
@@ -130,100 +130,9 @@ struct BatchResult {
     violation: Option<WalkViolation>,
 }
 
-/// Runs the simulation (see the [module documentation](self)).
-pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
-    let started = Instant::now();
-    let threads = opts.threads.max(1);
-    let batches = opts.walks.map(|w| w.div_ceil(BATCH));
-    let next = AtomicU64::new(0);
-    // The lowest batch known to hold a violation: no batch after it is started.
-    let violated = AtomicU64::new(u64::MAX);
-    let stop = AtomicBool::new(false);
-    let (tx, rx) = mpsc::channel::<(u64, BatchResult)>();
-    let deadline = opts.time.map(|t| started + t);
-    let mut end = SimulationEnd::Walks;
-    let mut merged = Merged::new(model.selected.len());
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let tx = tx.clone();
-            let (next, violated, stop) = (&next, &violated, &stop);
-            scope.spawn(move || loop {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let b = next.fetch_add(1, Ordering::Relaxed);
-                if batches.is_some_and(|n| b >= n) || b > violated.load(Ordering::Relaxed) {
-                    return;
-                }
-                let first = b * BATCH;
-                let last = opts.walks.map_or(first + BATCH, |w| w.min(first + BATCH));
-                let result = run_batch(model, opts, first..last);
-                if result.violation.is_some() {
-                    violated.fetch_min(b, Ordering::Relaxed);
-                }
-                if tx.send((b, result)).is_err() {
-                    return;
-                }
-            });
-        }
-        drop(tx);
-        // Merge in batch order as results arrive; watch the clock and the interrupt.
-        let mut pending: BTreeMap<u64, BatchResult> = BTreeMap::new();
-        loop {
-            match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok((b, result)) => {
-                    pending.insert(b, result);
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-            while let Some(result) = pending.remove(&merged.batches) {
-                if merged.violation.is_none() {
-                    merged.add(result);
-                }
-            }
-            if merged.violation.is_some() {
-                end = SimulationEnd::Violation;
-                stop.store(true, Ordering::Relaxed);
-            } else if opts.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
-                end = SimulationEnd::Interrupted;
-                stop.store(true, Ordering::Relaxed);
-            } else if deadline.is_some_and(|d| Instant::now() >= d) {
-                end = SimulationEnd::Time;
-                stop.store(true, Ordering::Relaxed);
-            }
-        }
-        // Batches that finished after the stop but extend the contiguous prefix still count.
-        while let Some(result) = pending.remove(&merged.batches) {
-            if merged.violation.is_none() {
-                merged.add(result);
-            }
-        }
-    });
-    if merged.violation.is_some() {
-        end = SimulationEnd::Violation;
-    }
-    merged.finish(end, started.elapsed())
-}
-
-/// The results merged so far, batch after batch.
-struct Merged {
-    batches: u64,
-    walks: u64,
-    steps: u64,
-    refused: u64,
-    stuck: u64,
-    lengths: Vec<u64>,
-    sketch: Sketch,
-    examples: Vec<Option<Sighting>>,
-    tally: crate::explore::Tally,
-    violation: Option<WalkViolation>,
-}
-
-impl Merged {
+impl BatchResult {
     fn new(properties: usize) -> Self {
-        Merged {
-            batches: 0,
+        BatchResult {
             walks: 0,
             steps: 0,
             refused: 0,
@@ -236,8 +145,8 @@ impl Merged {
         }
     }
 
-    fn add(&mut self, r: BatchResult) {
-        self.batches += 1;
+    /// Adds the walks of `r`, which come after these.
+    fn absorb(&mut self, r: BatchResult) {
         self.walks += r.walks;
         self.steps += r.steps;
         self.refused += r.refused;
@@ -276,19 +185,95 @@ impl Merged {
     }
 }
 
+/// Runs the simulation (see the [module documentation](self)).
+pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
+    let started = Instant::now();
+    let threads = opts.threads.max(1);
+    let batches = opts.walks.map(|w| w.div_ceil(BATCH));
+    let next = AtomicU64::new(0);
+    // The lowest batch known to hold a violation: no batch after it is started.
+    let violated = AtomicU64::new(u64::MAX);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(u64, BatchResult)>();
+    let deadline = opts.time.map(|t| started + t);
+    let mut end = SimulationEnd::Walks;
+    // The batches merged so far (a prefix of the batches, in order) and their sum.
+    let mut merged_batches = 0u64;
+    let mut merged = BatchResult::new(model.selected.len());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, violated, stop) = (&next, &violated, &stop);
+            scope.spawn(move || loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                if batches.is_some_and(|n| b >= n) || b > violated.load(Ordering::Relaxed) {
+                    return;
+                }
+                let first = b * BATCH;
+                let last = opts.walks.map_or(first + BATCH, |w| w.min(first + BATCH));
+                let result = run_batch(model, opts, first..last);
+                if result.violation.is_some() {
+                    violated.fetch_min(b, Ordering::Relaxed);
+                }
+                if tx.send((b, result)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        // Merge in batch order as results arrive; watch the clock and the interrupt.
+        let mut pending: BTreeMap<u64, BatchResult> = BTreeMap::new();
+        loop {
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok((b, result)) => {
+                    pending.insert(b, result);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            merge_ready(&mut pending, &mut merged_batches, &mut merged);
+            if merged.violation.is_some() {
+                end = SimulationEnd::Violation;
+                stop.store(true, Ordering::Relaxed);
+            } else if opts.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                end = SimulationEnd::Interrupted;
+                stop.store(true, Ordering::Relaxed);
+            } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                end = SimulationEnd::Time;
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        // Batches that finished after the stop but extend the contiguous prefix still count.
+        merge_ready(&mut pending, &mut merged_batches, &mut merged);
+    });
+    if merged.violation.is_some() {
+        end = SimulationEnd::Violation;
+    }
+    merged.finish(end, started.elapsed())
+}
+
+/// Absorbs the batches of `pending` that extend the merged prefix (`merged_batches` of
+/// them so far), stopping after one with a violation.
+fn merge_ready(
+    pending: &mut BTreeMap<u64, BatchResult>,
+    merged_batches: &mut u64,
+    merged: &mut BatchResult,
+) {
+    while merged.violation.is_none() {
+        let Some(result) = pending.remove(merged_batches) else {
+            return;
+        };
+        merged.absorb(result);
+        *merged_batches += 1;
+    }
+}
+
 /// Runs walks `walks` in order, stopping after the first that violates an invariant.
 fn run_batch(model: &MemTx, opts: &SimulateOptions, walks: std::ops::Range<u64>) -> BatchResult {
-    let mut out = BatchResult {
-        walks: 0,
-        steps: 0,
-        refused: 0,
-        stuck: 0,
-        lengths: Vec::new(),
-        sketch: Sketch::default(),
-        examples: vec![None; model.selected.len()],
-        tally: crate::explore::Tally::default(),
-        violation: None,
-    };
+    let mut out = BatchResult::new(model.selected.len());
     let mut walker = Walker::new(model);
     for walk in walks {
         out.walks += 1;
@@ -304,6 +289,7 @@ fn run_batch(model: &MemTx, opts: &SimulateOptions, walks: std::ops::Range<u64>)
 /// One thread's reusable buffers.
 struct Walker<'m> {
     model: &'m MemTx,
+    initial: State,
     state: State,
     next: State,
     actions: Vec<Op>,
@@ -321,7 +307,8 @@ impl<'m> Walker<'m> {
         Walker {
             model,
             next: initial.clone(),
-            state: initial,
+            state: initial.clone(),
+            initial,
             actions: Vec::new(),
             ops: Vec::new(),
             bytes: Vec::new(),
@@ -358,8 +345,7 @@ impl<'m> Walker<'m> {
     ) -> Option<WalkViolation> {
         let mut rng = Rng::for_walk(seed, walk);
         let swarm = Swarm::draw(&mut rng, walk, max_depth);
-        let initial = self.model.init_states().into_iter().next()?;
-        self.state = initial;
+        self.state.clone_from(&self.initial);
         self.ops.clear();
         if let Some(key) = self.judge(walk, 0, out) {
             return Some(self.violation(key, walk));
