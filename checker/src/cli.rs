@@ -107,16 +107,16 @@ pub struct SimulateArgs {
     pub time: Option<String>,
     /// The deepest a walk may go; each walk draws its own bound between a quarter of this
     /// and this.
-    #[arg(long, value_name = "STEPS", default_value_t = 64)]
+    #[arg(long, value_name = "STEPS", default_value_t = crate::simulate::DEFAULT_MAX_WALK_DEPTH)]
     pub max_walk_depth: usize,
     /// The seed: with it, the same walks give the same result on any thread count.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = crate::simulate::DEFAULT_SEED)]
     pub seed: u64,
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// States the breadth-first search for a shorter counterexample may explore.
-    #[arg(long, value_name = "STATES", default_value_t = 2_000_000)]
+    #[arg(long, value_name = "STATES", default_value_t = crate::simulate::DEFAULT_SEARCH_BUDGET)]
     pub search_budget: u64,
     /// Directory for the counterexample trace (`<configuration>/<variant>-<key>-simulated`).
     #[arg(long, value_name = "DIR", default_value = "traces")]
@@ -144,6 +144,11 @@ pub struct SuiteArgs {
     /// Directory for counterexample traces.
     #[arg(long, value_name = "DIR", default_value = "traces")]
     pub traces: PathBuf,
+    /// After the presets, simulate the whole protocol (`full`) for at most this long per run
+    /// (e.g. 2m): under `memtx`, where no walk may break an invariant, and under every variant
+    /// of §10 once per property it must break, where a walk must break it.
+    #[arg(long, value_name = "DURATION")]
+    pub simulate: Option<String>,
 }
 
 /// Which explorer runs a check.

@@ -150,6 +150,7 @@ pub fn reference_command(args: &ReferenceArgs) -> Result<u8, UserError> {
         write_availability(args)?;
         let suite = crate::cmd::suite::SuiteReport::from_reports(
             suite_reports,
+            None,
             false,
             "memtx suite --report reports",
         );

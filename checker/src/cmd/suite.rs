@@ -8,11 +8,17 @@
 //! it must reach, every example of §9 is reached by some preset, and **every rule of the
 //! protocol is exercised by some preset**; otherwise it names what failed and exits 1.
 
-use crate::cli::{CheckArgs, SuiteArgs};
+use crate::cli::{BoundArgs, CheckArgs, SimulateArgs, SuiteArgs};
 use crate::cmd::check::check;
-use crate::error::UserError;
+use crate::error::{ErrorKind, UserError};
 pub use crate::report::suite::SuiteReport;
+use crate::report::suite::{SuiteSimulation, SuiteSimulationRun};
+use crate::simulate;
+use memtx_model::config::VARIANTS;
 use memtx_model::presets::SUITE;
+
+/// The preset `--simulate` walks: the whole protocol at once.
+pub const SIMULATED_PRESET: &str = "full";
 
 /// The check arguments of one preset of the suite: a reference check of the protocol.
 fn preset_args(name: &str, args: &SuiteArgs) -> CheckArgs {
@@ -28,9 +34,13 @@ pub fn run_suite(args: &SuiteArgs, command: &str) -> Result<SuiteReport, UserErr
     // had announced its first preset).
     if args.threads == 0 || args.threads > 256 {
         return Err(UserError::new(
-            crate::error::ErrorKind::Usage,
+            ErrorKind::Usage,
             format!("--threads {} is out of range: use 1 to 256", args.threads),
         ));
+    }
+    if let Some(budget) = &args.simulate {
+        crate::setup::duration(budget)
+            .map_err(|m| UserError::new(ErrorKind::Usage, format!("--simulate {m}")))?;
     }
     let mut presets = Vec::new();
     for entry in SUITE.iter().filter(|e| e.quick || !args.quick) {
@@ -42,7 +52,143 @@ pub fn run_suite(args: &SuiteArgs, command: &str) -> Result<SuiteReport, UserErr
             break;
         }
     }
-    Ok(SuiteReport::from_reports(presets, args.quick, command))
+    let simulation = match &args.simulate {
+        Some(time) if !crate::interrupt::interrupted() => Some(simulate_all(
+            &Budget::Time(time.clone()),
+            &simulation_plan(),
+            args.threads,
+            &args.traces,
+            !args.json,
+        )?),
+        _ => None,
+    };
+    Ok(SuiteReport::from_reports(
+        presets, simulation, args.quick, command,
+    ))
+}
+
+/// What bounds each swarm run of [`simulate_all`].
+#[derive(Clone, Debug)]
+pub enum Budget {
+    /// At most this long (`--simulate 2m`), as `memtx simulate --time` reads it.
+    Time(String),
+    /// At most this many walks (deterministic: what the tests use).
+    Walks(u64),
+}
+
+/// The swarm runs of `--simulate`, in order: `memtx` with every property (`None`), then each
+/// variant of §10 once per property it is expected to break, that property alone (so that
+/// another one's violation cannot end the run first).
+pub fn simulation_plan() -> Vec<(&'static str, Option<&'static str>)> {
+    VARIANTS
+        .iter()
+        .flat_map(|v| {
+            let keys: Vec<Option<&'static str>> = if v.expected_to_break.is_empty() {
+                vec![None]
+            } else {
+                v.expected_to_break.iter().map(|k| Some(*k)).collect()
+            };
+            keys.into_iter().map(move |k| (v.name, k))
+        })
+        .collect()
+}
+
+/// Runs `plan` (see [`simulation_plan`]): each a swarm simulation of the whole protocol
+/// (`full`) within `budget`, its violation shortened and saved under `traces`, as
+/// `memtx simulate` does; `announce` prints a line on stderr before each run.
+pub fn simulate_all(
+    budget: &Budget,
+    plan: &[(&'static str, Option<&'static str>)],
+    threads: usize,
+    traces: &std::path::Path,
+    announce: bool,
+) -> Result<SuiteSimulation, UserError> {
+    let mut runs = Vec::new();
+    for &(variant, property) in plan {
+        if announce {
+            eprintln!(
+                "memtx suite: simulating {SIMULATED_PRESET} under {variant}{}",
+                property.map_or(String::new(), |k| format!(" ({k} alone)"))
+            );
+        }
+        let sim = simulate_args(variant, property, budget, threads, traces);
+        let line = simulate_command_line(&sim);
+        let started = std::time::Instant::now();
+        let report = crate::cmd::simulate::run(&sim, &line)?;
+        runs.push(SuiteSimulationRun::from_report(
+            variant,
+            property,
+            report,
+            started.elapsed(),
+        ));
+        if crate::interrupt::interrupted() {
+            break;
+        }
+    }
+    Ok(SuiteSimulation {
+        preset: SIMULATED_PRESET.into(),
+        budget: match budget {
+            Budget::Time(t) => t.clone(),
+            Budget::Walks(n) => format!("{n} walks"),
+        },
+        seed: simulate::DEFAULT_SEED,
+        threads,
+        runs,
+    })
+}
+
+/// The arguments of one swarm run of the suite (every other setting at its default).
+fn simulate_args(
+    variant: &str,
+    property: Option<&str>,
+    budget: &Budget,
+    threads: usize,
+    traces: &std::path::Path,
+) -> SimulateArgs {
+    let (walks, time) = match budget {
+        Budget::Time(t) => (None, Some(t.clone())),
+        Budget::Walks(n) => (Some(*n), None),
+    };
+    SimulateArgs {
+        preset: SIMULATED_PRESET.into(),
+        bounds: BoundArgs::default(),
+        domain: None,
+        max_input_size: None,
+        variant: variant.into(),
+        properties: property.map(|k| vec![k.to_string()]).unwrap_or_default(),
+        walks,
+        time,
+        max_walk_depth: simulate::DEFAULT_MAX_WALK_DEPTH,
+        seed: simulate::DEFAULT_SEED,
+        threads,
+        search_budget: simulate::DEFAULT_SEARCH_BUDGET,
+        traces: traces.to_path_buf(),
+        json: false,
+    }
+}
+
+/// The `memtx simulate` command line that runs `sim` alone (what its trace and its
+/// reproduce command name).
+fn simulate_command_line(sim: &SimulateArgs) -> String {
+    let mut line = format!(
+        "memtx simulate --preset {} --variant {}",
+        sim.preset, sim.variant
+    );
+    for key in &sim.properties {
+        line.push_str(&format!(" --property {key}"));
+    }
+    if let Some(walks) = sim.walks {
+        line.push_str(&format!(" --walks {walks}"));
+    }
+    if let Some(time) = &sim.time {
+        line.push_str(&format!(" --time {time}"));
+    }
+    line.push_str(&format!(
+        " --threads {} --traces {}",
+        sim.threads,
+        sim.traces.display()
+    ));
+    line
 }
 
 /// `memtx suite`: runs, prints, writes reports; exit 0 on a pass, 130 when interrupted, 1

@@ -462,7 +462,30 @@ pub fn suite_page(suite: &super::suite::SuiteReport) -> String {
         }
         body.push_str("</tr>\n");
     }
-    body.push_str("</table>\n<h2>Union rule coverage</h2>\n");
+    body.push_str("</table>\n");
+    if let Some(sim) = &suite.simulation {
+        let _ = writeln!(body, "<h2>{}</h2>", esc(&sim.heading()));
+        body.push_str(
+            "<table id=\"simulation\"><tr><th>variant</th><th>property</th><th>expected</th><th>result</th></tr>\n",
+        );
+        for run in &sim.runs {
+            let _ = writeln!(
+                body,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td></tr>",
+                esc(run.variant),
+                esc(run.property.unwrap_or("all")),
+                esc(&run.expected()),
+                if run.as_expected() {
+                    ""
+                } else {
+                    " class=\"bad\""
+                },
+                esc(&run.outcome())
+            );
+        }
+        body.push_str("</table>\n");
+    }
+    body.push_str("<h2>Union rule coverage</h2>\n");
     let _ = writeln!(
         body,
         "<p id=\"union\">{}</p>",

@@ -1,7 +1,9 @@
 //! The report of `memtx suite` (the command is `cmd/suite.rs`): the verdict over the checks
 //! of the suite's presets, as text (the preset × property matrix), Markdown and JSON.
 
+use crate::report::simulation::{SimulatedViolation, SimulationReport};
 use crate::report::{RuleCoverage, RunReport, Verdict};
+use crate::simulate::SimulationEnd;
 use memtx_model::properties::PROPERTIES;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -19,6 +21,8 @@ pub struct SuiteReport {
     pub presets: Vec<RunReport>,
     /// The union of the presets' rule coverage.
     pub union: RuleCoverage,
+    /// `--simulate`: the swarm runs of the whole protocol, if asked for.
+    pub simulation: Option<SuiteSimulation>,
     /// Examples of §9 reached by no preset.
     pub examples_missing: Vec<String>,
     /// `pass` or `fail`.
@@ -29,7 +33,12 @@ pub struct SuiteReport {
 
 impl SuiteReport {
     /// The suite's verdict over the checks of its presets (in suite order).
-    pub fn from_reports(presets: Vec<RunReport>, quick: bool, command: &str) -> SuiteReport {
+    pub fn from_reports(
+        presets: Vec<RunReport>,
+        simulation: Option<SuiteSimulation>,
+        quick: bool,
+        command: &str,
+    ) -> SuiteReport {
         let union = RuleCoverage::union(presets.iter().filter_map(|r| r.rules.as_ref()));
         let mut failures = Vec::new();
         for r in &presets {
@@ -64,12 +73,23 @@ impl SuiteReport {
                 never.join(", ")
             ));
         }
+        if let Some(sim) = &simulation {
+            for run in sim.runs.iter().filter(|r| !r.as_expected()) {
+                failures.push(format!(
+                    "simulation of {} under {}: {}",
+                    sim.preset,
+                    run.variant,
+                    run.outcome()
+                ));
+            }
+        }
         SuiteReport {
             tool: crate::trace::tool_id(),
             command: command.to_string(),
             quick,
             presets,
             union,
+            simulation,
             examples_missing,
             result: if failures.is_empty() { "pass" } else { "fail" }.into(),
             failures,
@@ -152,6 +172,19 @@ impl SuiteReport {
             }
         }
         let _ = writeln!(out, "union: {}", self.union.summary_line());
+        if let Some(sim) = &self.simulation {
+            let _ = writeln!(out, "{}:", sim.heading());
+            let _ = writeln!(out, "  {:<27} {:<8} result", "variant", "property");
+            for run in &sim.runs {
+                let _ = writeln!(
+                    out,
+                    "  {:<27} {:<8} {}",
+                    run.variant,
+                    run.property.unwrap_or("all"),
+                    run.outcome()
+                );
+            }
+        }
         let _ = writeln!(out, "{}", self.result_line());
         out
     }
@@ -159,7 +192,14 @@ impl SuiteReport {
     /// `result: PASS (…)` or `result: FAIL (what failed)`.
     pub fn result_line(&self) -> String {
         if self.passed() {
-            "result: PASS (every invariant holds on every preset, every example and every rule is exercised)".into()
+            let simulated = match &self.simulation {
+                Some(sim) => format!(
+                    "; simulating {}, every run showed what it must: no violation under memtx, each variant's defect under it",
+                    sim.preset
+                ),
+                None => String::new(),
+            };
+            format!("result: PASS (every invariant holds on every preset, every example and every rule is exercised{simulated})")
         } else {
             format!("result: FAIL ({})", self.failures.join("; "))
         }
@@ -209,10 +249,147 @@ impl SuiteReport {
                 let _ = writeln!(s, "- {f}");
             }
         }
+        if let Some(sim) = &self.simulation {
+            let _ = writeln!(s, "\n## {}\n", capitalise(&sim.heading()));
+            let _ = writeln!(s, "| variant | property | expected | result | replay |");
+            let _ = writeln!(s, "|---|---|---|---|---|");
+            for run in &sim.runs {
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} | {} | {} |",
+                    run.variant,
+                    run.property.unwrap_or("all"),
+                    run.expected(),
+                    run.outcome(),
+                    run.violation
+                        .as_ref()
+                        .map_or(String::new(), |v| format!("`{}`", v.replay))
+                );
+            }
+        }
         let _ = writeln!(s, "\n## Union rule coverage\n");
         s.push_str(&self.union.table_markdown());
         s
     }
+}
+
+/// The swarm simulations of `suite --simulate`: one preset (the whole protocol), one time
+/// budget per run, every variant.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteSimulation {
+    /// The preset walked (`full`).
+    pub preset: String,
+    /// The most time each run may take, as given (`2m`).
+    pub budget: String,
+    /// The seed of every run.
+    pub seed: u64,
+    /// Worker threads per run.
+    pub threads: usize,
+    /// One run under `memtx`, then one per variant and property it is expected to break.
+    pub runs: Vec<SuiteSimulationRun>,
+}
+
+impl SuiteSimulation {
+    /// `simulation of full, at most 2m per run, seed 1, 2 threads`.
+    pub fn heading(&self) -> String {
+        format!(
+            "simulation of {}, at most {} per run, seed {}, {} thread(s)",
+            self.preset, self.budget, self.seed, self.threads
+        )
+    }
+}
+
+/// One swarm run of the suite: a variant, and the property it must break (or, under
+/// `memtx`, every property, none of which may break).
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteSimulationRun {
+    /// The variant's name.
+    pub variant: &'static str,
+    /// The one property judged, or `None`: all of them.
+    pub property: Option<&'static str>,
+    /// Walks run.
+    pub walks: u64,
+    /// Steps taken.
+    pub steps: u64,
+    /// Wall-clock seconds of the walks.
+    pub seconds: f64,
+    /// Wall-clock seconds of the whole run: the walks, shortening and saving the trace.
+    pub total_seconds: f64,
+    /// Why the run ended.
+    pub end: SimulationEnd,
+    /// The violation found, shortened and saved.
+    pub violation: Option<SimulatedViolation>,
+    /// The command that runs exactly these walks again.
+    pub reproduce: String,
+}
+
+impl SuiteSimulationRun {
+    /// One run's summary, from the simulation's report.
+    pub fn from_report(
+        variant: &'static str,
+        property: Option<&'static str>,
+        report: SimulationReport,
+        total: std::time::Duration,
+    ) -> SuiteSimulationRun {
+        SuiteSimulationRun {
+            variant,
+            property,
+            walks: report.walks,
+            steps: report.steps,
+            seconds: report.seconds,
+            total_seconds: total.as_secs_f64(),
+            end: report.end,
+            violation: report.violation,
+            reproduce: report.reproduce,
+        }
+    }
+
+    /// What the run must show: no violation of any property, or one of its property.
+    pub fn expected(&self) -> String {
+        match self.property {
+            None => "no violation".into(),
+            Some(key) => format!("{key} violated"),
+        }
+    }
+
+    /// Did the run show what it must?
+    pub fn as_expected(&self) -> bool {
+        match (self.property, &self.violation) {
+            (None, None) => self.end != SimulationEnd::Interrupted,
+            (Some(key), Some(v)) => v.property == key,
+            _ => false,
+        }
+    }
+
+    /// The run in a line: what it found, after how much, and where the trace is.
+    pub fn outcome(&self) -> String {
+        let walks = if self.walks == 1 { "walk" } else { "walks" };
+        let effort = format!("{} {walks}, {:.1} s", self.walks, self.seconds);
+        match (&self.violation, self.end) {
+            (Some(v), _) => format!(
+                "{} violated in walk {} ({effort}), shortened from {} to {} steps in {:.1} s: {}",
+                v.property,
+                v.walk,
+                v.walk_steps,
+                v.steps,
+                self.total_seconds - self.seconds,
+                v.trace
+            ),
+            (None, SimulationEnd::Interrupted) => format!("interrupted ({effort})"),
+            (None, _) => match self.property {
+                None => format!("no violation in {effort}"),
+                Some(key) => format!("{key} NOT FOUND in {effort}; reproduce: {}", self.reproduce),
+            },
+        }
+    }
+}
+
+/// `text` with its first letter in upper case.
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// A preset's rule coverage as `exercised/total`, or `-` where it was not collected.

@@ -35,6 +35,12 @@ use swarm::{Rng, Swarm};
 
 /// Walks per batch: the unit of work a thread takes and of merging.
 pub const BATCH: u64 = 64;
+/// `--max-walk-depth` when not given.
+pub const DEFAULT_MAX_WALK_DEPTH: usize = 64;
+/// `--seed` when not given.
+pub const DEFAULT_SEED: u64 = 1;
+/// `--search-budget` when not given: states the search for a shorter counterexample explores.
+pub const DEFAULT_SEARCH_BUDGET: u64 = 2_000_000;
 
 /// What a simulation runs.
 #[derive(Clone, Debug)]
