@@ -118,9 +118,17 @@ pub struct SimulateArgs {
     /// States the breadth-first search for a shorter counterexample may explore.
     #[arg(long, value_name = "STATES", default_value_t = crate::simulate::DEFAULT_SEARCH_BUDGET)]
     pub search_budget: u64,
+    /// Stop the search for a shorter counterexample at this much memory (e.g. 2G), as
+    /// `check --max-memory` stops a check; the walks themselves use a few megabytes.
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
     /// Directory for the counterexample trace (`<configuration>/<variant>-<key>-simulated`).
     #[arg(long, value_name = "DIR", default_value = "traces")]
     pub traces: PathBuf,
+    /// Write simulation.json and an index.html (walk lengths, coverage and distinct states as
+    /// the walks went on, rule coverage, the counterexample step by step) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     /// Print one JSON object on stdout instead of the text summary.
     #[arg(long)]
     pub json: bool,
@@ -374,9 +382,10 @@ pub struct ListArgs {
 /// `memtx bench`.
 #[derive(Args, Debug, Clone)]
 pub struct BenchArgs {
-    /// MemTX preset to benchmark (both engines, same run).
-    #[arg(long, default_value = "quick")]
-    pub preset: String,
+    /// MemTX preset to benchmark (both engines, same run); default `quick`, or `full` with
+    /// --simulate.
+    #[arg(long)]
+    pub preset: Option<String>,
     /// Also benchmark two-phase commit with this many resource managers (repeatable).
     #[arg(long = "two-phase", value_name = "RMS")]
     pub two_phase: Vec<usize>,
@@ -418,6 +427,15 @@ pub struct BenchArgs {
     /// line).
     #[arg(long, value_name = "FILE", hide = true, requires = "processes")]
     pub hostfile: Option<PathBuf>,
+    /// Instead of the exhaustive engines: memtx's swarm simulation against stateright's
+    /// simulation checker on the preset, each walking this long per thread count (states
+    /// visited per second, target ≥ 5×), then the time to the first violation of each variant
+    /// of §10 by each, at most this long per seed (median of --seeds).
+    #[arg(long, value_name = "DURATION")]
+    pub simulate: Option<String>,
+    /// With --simulate: seeds per variant's hunt (1 to N).
+    #[arg(long, default_value_t = 3, requires = "simulate")]
+    pub seeds: u64,
     /// Internal: with --run-one, do not count rule firings.
     #[arg(long, hide = true)]
     pub no_rule_coverage: bool,
@@ -427,6 +445,17 @@ pub struct BenchArgs {
     /// --hostfile FILE: the fast engine over timely, as process I of N.
     #[arg(long, value_enum, hide = true)]
     pub run_one: Option<EngineArg>,
+}
+
+impl BenchArgs {
+    /// The preset benchmarked: `--preset`, or `quick` (`full` with --simulate).
+    pub fn preset(&self) -> &str {
+        match (&self.preset, &self.simulate) {
+            (Some(name), _) => name,
+            (None, Some(_)) => "full",
+            (None, None) => "quick",
+        }
+    }
 }
 
 /// `memtx reference`.

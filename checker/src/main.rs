@@ -70,8 +70,20 @@ fn usage_error(e: clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
+    // clap's first paragraph, on one line: a message that ends in a colon lists what it is
+    // about on the lines below ("required arguments were not provided:" and the arguments).
     let text = e.to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
+    let paragraph: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.is_empty())
+        .collect();
+    let joined = paragraph.join(" ");
+    let first = if joined.is_empty() {
+        "invalid command line"
+    } else {
+        joined.as_str()
+    };
     let first = first.strip_prefix("error: ").unwrap_or(first);
     let _ = writeln!(std::io::stderr(), "memtx: {first} (see `memtx --help`)");
     ExitCode::from(memtx_checker::error::USER_ERROR_EXIT_CODE as u8)

@@ -1299,3 +1299,29 @@ fn a_checkpoint_file_that_is_a_fifo_is_refused() {
     assert_user_error(&out, "a FIFO");
     assert_eq!(memtx_checker::fsutil::not_regular(&fifo), Some("a FIFO"));
 }
+
+#[test]
+fn bench_simulate_refuses_what_it_does_not_measure_in_one_line() {
+    let dir = scratch("bench-simulate");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["bench", "--simulate", "5s", "--two-phase", "3"],
+            "--simulate measures the simulations alone: drop --two-phase",
+        ),
+        (
+            &["bench", "--simulate", "5s", "--repeat", "3"],
+            "--simulate measures the simulations alone: drop --repeat",
+        ),
+        (
+            &["bench", "--simulate", "soon"],
+            "--simulate \"soon\" is not a duration",
+        ),
+        (
+            &["bench", "--seeds", "3"],
+            "required arguments were not provided: --simulate <DURATION>",
+        ),
+    ];
+    for (args, message) in cases {
+        assert_user_error(&memtx(args, &dir), message);
+    }
+}

@@ -69,3 +69,53 @@ fn explorer_bench_plumbing_on_3_rms() {
     assert!(table.contains("| stateright BFS | 1 | 288 |"), "{table}");
     assert!(bench_two_phase(15, &[1]).is_err());
 }
+
+#[test]
+fn simulation_bench_plumbing_on_quick() {
+    use memtx_checker::bench::simulation::{
+        throughput, time_to_violation, Hunt, SimEngine, SimulationBench,
+    };
+    use memtx_model::{presets::preset, Variant};
+    use std::time::Duration;
+    let cfg = preset("quick", Variant::Memtx).expect("quick");
+    let short = Duration::from_millis(300);
+    let runs: Vec<_> = [SimEngine::MemtxSwarm, SimEngine::StaterightSimulation]
+        .into_iter()
+        .map(|engine| throughput(engine, &cfg, 1, short, 1))
+        .collect();
+    for run in &runs {
+        assert!(run.states > 0 && run.seconds > 0.2, "{run:?}");
+    }
+    assert!(runs[0].walks.is_some_and(|w| w > 0 && w < runs[0].states));
+    // Both find no-cascade's I2 on quick; neither finds it under the protocol.
+    let broken = preset("quick", Variant::NoCascade).expect("quick");
+    for engine in [SimEngine::MemtxSwarm, SimEngine::StaterightSimulation] {
+        let found = time_to_violation(engine, &broken, "I2", 1, Duration::from_secs(30), 1);
+        assert!(found.is_some_and(|t| t < 30.0), "{engine:?}");
+        assert_eq!(time_to_violation(engine, &cfg, "I2", 1, short, 1), None);
+    }
+    let bench = SimulationBench {
+        preset: "quick".into(),
+        seconds: 0.3,
+        throughput: runs,
+        hunt_threads: 1,
+        seeds: 1,
+        hunts: vec![Hunt {
+            variant: "no-cascade",
+            property: "I2",
+            memtx: vec![Some(0.01)],
+            stateright: vec![None],
+        }],
+    };
+    let ratio = bench.ratio(1).expect("both engines ran on 1 thread");
+    let md = bench.to_markdown();
+    assert!(md.contains(&format!("{ratio:.2}×")), "{md}");
+    assert!(
+        md.contains("| `no-cascade` | I2 | 0.010 s | 1/1 | > 0 s | 0/1 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("memtx 1 of 1 defects, stateright 0 of 1"),
+        "{md}"
+    );
+}

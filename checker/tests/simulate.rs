@@ -23,6 +23,11 @@ fn result_fields(v: &Value) -> Value {
         "stuck": v["stuck_walks"], "lengths": v["walk_lengths"],
         "distinct": v["distinct_states_estimate"], "properties": v["properties"],
         "rules": v["rules"], "violation": v["violation"], "result": v["result"],
+        "progress": v["progress"].as_array().map(|points| points
+            .iter()
+            .map(|p| [&p["walks"], &p["steps"], &p["rules_exercised"], &p["distinct_estimate"]])
+            .map(|p| serde_json::json!(p))
+            .collect::<Vec<_>>()),
     })
 }
 
@@ -243,4 +248,85 @@ fn ctrl_c_stops_between_batches_with_what_was_merged_and_exit_130() {
         .as_str()
         .unwrap()
         .ends_with(&format!("--walks {walks} --seed 1")));
+}
+
+#[test]
+fn the_report_page_draws_the_walks_and_the_counterexample() {
+    let dir = scratch("report");
+    let clean = memtx(
+        &[
+            "simulate", "--preset", "quick", "--walks", "1000", "--report", "clean",
+        ],
+        &dir,
+    );
+    assert_eq!(clean.status.code(), Some(0));
+    let page = std::fs::read_to_string(dir.join("clean/index.html")).expect("index.html");
+    // No violation is not a pass.
+    assert!(page.contains("data-result=\"incomplete\""), "{page}");
+    assert!(page.contains("no violation in 1000 walks"));
+    for title in [
+        "walks by length",
+        "rules exercised as the walks went on",
+        "distinct states seen (estimated) as the walks went on",
+    ] {
+        assert!(page.contains(title), "{title}");
+    }
+    assert_eq!(page.matches("<svg").count(), 3, "three charts");
+    assert!(!page.contains("Counterexample"));
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("clean/simulation.json")).expect("simulation.json"),
+    )
+    .expect("JSON");
+    // Progress after 1, 2, 4 and 8 batches of 64 walks, then at the end (1,000 walks).
+    let walks: Vec<u64> = v["progress"]
+        .as_array()
+        .expect("progress")
+        .iter()
+        .map(|p| p["walks"].as_u64().unwrap())
+        .collect();
+    assert_eq!(walks, [64, 128, 256, 512, 1000]);
+    let rules: Vec<u64> = v["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["rules_exercised"].as_u64().unwrap())
+        .collect();
+    assert!(rules.windows(2).all(|w| w[0] <= w[1]), "{rules:?}");
+    assert_eq!(
+        rules.last().copied(),
+        v["rules"]["exercised"].as_u64(),
+        "the last point is the run's coverage"
+    );
+    let found = memtx(
+        &[
+            "simulate",
+            "--preset",
+            "quick",
+            "--variant",
+            "no-cascade",
+            "--walks",
+            "3000",
+            "--report",
+            "found",
+            "--max-memory",
+            "256M",
+        ],
+        &dir,
+    );
+    assert_eq!(found.status.code(), Some(1));
+    let page = std::fs::read_to_string(dir.join("found/index.html")).expect("index.html");
+    assert!(page.contains("data-result=\"fail\""));
+    assert!(
+        page.contains("id=\"cx-I2\""),
+        "the counterexample's section"
+    );
+    assert!(page.contains("memtx replay "), "its replay command");
+    assert!(page.contains("id=\"step-1\""), "its steps");
+    // Bad sizes are the user's error, before any walk.
+    let bad = memtx(
+        &["simulate", "--preset", "quick", "--max-memory", "lots"],
+        &dir,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--max-memory"));
 }

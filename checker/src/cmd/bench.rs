@@ -55,10 +55,13 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
             "--repeat must be between 1 and 99",
         ));
     }
-    let cfg = setup::config(&args.preset, &Default::default(), Variant::Memtx)
+    let cfg = setup::config(args.preset(), &Default::default(), Variant::Memtx)
         .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
     for &rms in &args.two_phase {
         TwoPhaseSys::new(rms).map_err(|m| UserError::new(ErrorKind::Usage, m))?;
+    }
+    if let Some(time) = &args.simulate {
+        return crate::cmd::bench_simulate::bench_simulate(args, cfg, time);
     }
     if let Some(engine) = args.run_one {
         return measure_here(args, cfg, engine);
@@ -70,7 +73,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
         ));
     }
     if let Some(n) = args.processes {
-        let out = processes_against_threads(&args.preset, &args.two_phase, n, args.repeat)?;
+        let out = processes_against_threads(args.preset(), &args.two_phase, n, args.repeat)?;
         crate::output::print(&out)?;
         if let Some(path) = &args.out {
             crate::fsutil::write_atomic(path, out.as_bytes())?;
@@ -111,16 +114,16 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
         measure_in_child(&probe, EngineArg::Fast, 1)?;
     }
     let mut subjects = vec![Subject {
-        label: format!("MemTX, preset {}", args.preset),
-        args: vec!["--preset".into(), args.preset.clone()],
+        label: format!("MemTX, preset {}", args.preset()),
+        args: vec!["--preset".into(), args.preset().to_string()],
         binary: None,
     }];
     if args.coverage_baseline {
         subjects.push(Subject {
-            label: format!("MemTX, preset {}, rule firings not counted", args.preset),
+            label: format!("MemTX, preset {}, rule firings not counted", args.preset()),
             args: vec![
                 "--preset".into(),
-                args.preset.clone(),
+                args.preset().to_string(),
                 "--no-rule-coverage".into(),
             ],
             binary: None,
@@ -128,8 +131,8 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     }
     if let Some(path) = &baseline_binary {
         subjects.push(Subject {
-            label: format!("MemTX, preset {}, baseline binary", args.preset),
-            args: vec!["--preset".into(), args.preset.clone()],
+            label: format!("MemTX, preset {}, baseline binary", args.preset()),
+            args: vec!["--preset".into(), args.preset().to_string()],
             binary: Some(path.clone()),
         });
     }

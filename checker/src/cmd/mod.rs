@@ -1,8 +1,9 @@
-//! The subcommands, one module each: `check` (and `resume`), `suite`, `list`, `bench`,
-//! `reference`, `explore`, `simulate`. (`memtx replay` lives with the trace format, in
+//! The subcommands, one module each: `check` (and `resume`), `suite`, `list`, `bench` (and
+//! `bench --simulate`, `bench_simulate`), `reference`, `explore`, `simulate`. (`memtx replay` lives with the trace format, in
 //! [`crate::trace::command`].) [`cluster`] runs `check` and `bench` over processes for both.
 
 pub mod bench;
+pub mod bench_simulate;
 pub mod check;
 pub mod cluster;
 pub mod explore;

@@ -18,7 +18,13 @@ pub const DEFAULT_WALKS: u64 = 100_000;
 /// `memtx simulate` as a command; returns the exit code (0 no violation, 1 a violation,
 /// 130 interrupted).
 pub fn simulate_command(args: &SimulateArgs, command: &str) -> Result<u8, UserError> {
+    if let Some(dir) = &args.report {
+        crate::fsutil::check_writable_dir(dir, "--report")?;
+    }
     let report = run(args, command)?;
+    if let Some(dir) = &args.report {
+        write_report(&report, dir)?;
+    }
     if args.json {
         crate::output::println(&report.to_json_string())?;
     } else {
@@ -71,6 +77,10 @@ pub fn run(args: &SimulateArgs, command: &str) -> Result<SimulationReport, UserE
             "--threads 0: a simulation needs at least one thread",
         ));
     }
+    let max_memory = match &args.max_memory {
+        Some(s) => Some(setup::memory(s).map_err(|m| UserError::new(ErrorKind::Usage, m))?),
+        None => None,
+    };
     let walks = match (args.walks, time) {
         (None, None) => Some(DEFAULT_WALKS),
         (w, _) => w,
@@ -100,7 +110,14 @@ pub fn run(args: &SimulateArgs, command: &str) -> Result<SimulationReport, UserE
                     format!("[memtx internal bug] no property {}", v.key),
                 )
             })?;
-            let short = shrink::shorten(&model, def, &v.ops, args.search_budget, args.threads);
+            let short = shrink::shorten(
+                &model,
+                def,
+                &v.ops,
+                args.search_budget,
+                max_memory,
+                args.threads,
+            );
             let path = replay_path(&model, &short.ops).ok_or_else(|| {
                 UserError::new(
                     ErrorKind::Usage,
@@ -131,6 +148,23 @@ pub fn run(args: &SimulateArgs, command: &str) -> Result<SimulationReport, UserE
     Ok(build_report(
         args, command, reproduce, cfg, &selected, &sim, violation,
     ))
+}
+
+/// Writes `DIR/simulation.json` and `DIR/index.html` (with the counterexample's steps, read
+/// back from its saved trace).
+fn write_report(report: &SimulationReport, dir: &std::path::Path) -> Result<(), UserError> {
+    crate::fsutil::write_atomic(
+        &dir.join("simulation.json"),
+        report.to_json_string().as_bytes(),
+    )?;
+    let trace = match &report.violation {
+        Some(v) => Some(Trace::read(std::path::Path::new(&v.trace))?),
+        None => None,
+    };
+    crate::fsutil::write_atomic(
+        &dir.join("index.html"),
+        crate::report::html::simulation_page(report, trace.as_ref()).as_bytes(),
+    )
 }
 
 /// The states of `ops` from the initial state, in the explorer's path format.
@@ -239,6 +273,7 @@ fn build_report(
         rules: RuleCoverage::from_tallies(&sim.rules),
         violation,
         end: sim.end,
+        progress: sim.progress.clone(),
         result: match sim.end {
             SimulationEnd::Violation => "violation",
             SimulationEnd::Interrupted => "interrupted",

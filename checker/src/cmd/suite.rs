@@ -162,7 +162,9 @@ fn simulate_args(
         seed: simulate::DEFAULT_SEED,
         threads,
         search_budget: simulate::DEFAULT_SEARCH_BUDGET,
+        max_memory: None,
         traces: traces.to_path_buf(),
+        report: None,
         json: false,
     }
 }

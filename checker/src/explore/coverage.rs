@@ -100,6 +100,11 @@ impl Tally {
         into.seen |= self.seen;
     }
 
+    /// How many bits have fired so far.
+    pub(crate) fn exercised(&self) -> u32 {
+        self.seen.count_ones()
+    }
+
     /// Per bit: the steps that fired it and the first step that did (`usize::MAX`: none),
     /// for a checkpoint.
     pub(crate) fn raw(&self) -> (&[u64; 128], &[usize; 128]) {

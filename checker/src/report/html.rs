@@ -81,6 +81,7 @@ fn plots(r: &RunReport) -> String {
             .map(|(d, &n)| ((d + 1) as f64, n as f64))
             .collect(),
         integer_x: true,
+        bars: false,
     });
     let mut rate = Vec::new();
     let mut last = (0.0, 0u64);
@@ -97,6 +98,7 @@ fn plots(r: &RunReport) -> String {
         y_label: "states/s",
         points: rate,
         integer_x: false,
+        bars: false,
     });
     // The resident memory the report's `peak memory` is the peak of, so that the chart and
     // the figure agree (the explorer's allocated capacity can exceed what is resident).
@@ -115,6 +117,7 @@ fn plots(r: &RunReport) -> String {
             .filter_map(|s| Some((s.seconds, mib(s.resident_bytes?))))
             .collect(),
         integer_x: false,
+        bars: false,
     });
     // Over time needs at least two samples: a run shorter than the sampling interval has one.
     for c in charts.iter_mut().skip(1) {
@@ -169,8 +172,8 @@ fn properties_table(r: &RunReport) -> String {
 
 /// The background of a coverage cell: white for rules that fired most, deepening blue for
 /// fewer firings; never-exercised rules get the `never` class.
-fn coverage_table(r: &RunReport) -> String {
-    let Some(rules) = &r.rules else {
+fn coverage_table(rules: Option<&super::RuleCoverage>) -> String {
+    let Some(rules) = rules else {
         return "<p>Rule coverage was not collected (stateright engine).</p>\n".into();
     };
     let max = rules
@@ -208,6 +211,35 @@ fn coverage_table(r: &RunReport) -> String {
     }
     s.push_str("</table>\n");
     s
+}
+
+/// The configuration's bounds and domain, a row each.
+fn config_rows(cfg: &memtx_model::config::Config) -> Vec<(String, String)> {
+    let b = &cfg.bounds;
+    let mut config = vec![
+        ("agents".to_string(), b.agents.to_string()),
+        ("record ids".to_string(), b.records.to_string()),
+        ("clock".to_string(), format!("0..={}", b.ticks)),
+        (
+            "slots × values".to_string(),
+            format!("{} × {}", b.slots, b.values),
+        ),
+        (
+            "sources (authority)".to_string(),
+            b.sources
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!("src{i} {}", super::serde_name(a)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    ];
+    config.extend(
+        domain_rows(&cfg.domain)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v)),
+    );
+    config
 }
 
 /// One counterexample (or any trace) step by step, from its replay: each step's action, every
@@ -287,37 +319,13 @@ pub fn run_page(r: &RunReport, traces: &[(String, Trace)]) -> String {
     }
     body.push_str(&kv_table(&summary));
     body.push_str("<h2>Configuration and domain</h2>\n");
-    let b = &r.config.bounds;
-    let mut config = vec![
-        ("agents".to_string(), b.agents.to_string()),
-        ("record ids".to_string(), b.records.to_string()),
-        ("clock".to_string(), format!("0..={}", b.ticks)),
-        (
-            "slots × values".to_string(),
-            format!("{} × {}", b.slots, b.values),
-        ),
-        (
-            "sources (authority)".to_string(),
-            b.sources
-                .iter()
-                .enumerate()
-                .map(|(i, a)| format!("src{i} {}", super::serde_name(a)))
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
-    ];
-    config.extend(
-        domain_rows(&r.config.domain)
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v)),
-    );
-    body.push_str(&kv_table(&config));
+    body.push_str(&kv_table(&config_rows(&r.config)));
     body.push_str("<h2>Growth</h2>\n");
     body.push_str(&plots(r));
     body.push_str("<h2>Properties</h2>\n<p>Each property in full: <code>docs/protocol.md</code> in the memtx repository.</p>\n");
     body.push_str(&properties_table(r));
     body.push_str("<h2>Rule coverage</h2>\n");
-    body.push_str(&coverage_table(r));
+    body.push_str(&coverage_table(r.rules.as_ref()));
     let violated: Vec<&PropertyOutcome> = r
         .properties
         .iter()
@@ -492,4 +500,152 @@ pub fn suite_page(suite: &super::suite::SuiteReport) -> String {
         esc(&suite.union.summary_line())
     );
     page(title, &body)
+}
+
+/// The page of a simulation (`memtx simulate --report DIR`): the result (never a pass: no
+/// violation is drawn as incomplete), the run and its configuration, the walks' lengths, rule
+/// coverage and distinct states as the walks went on, the properties, every rule's firings, and
+/// the shortened counterexample step by step.
+pub fn simulation_page(r: &super::simulation::SimulationReport, trace: Option<&Trace>) -> String {
+    let title = format!(
+        "memtx simulate: preset {}, variant {}",
+        r.config.preset,
+        r.variant.name()
+    );
+    let mut body = format!("<h1>{}</h1>\n", esc(&title));
+    let outcome = if r.violation.is_some() {
+        Outcome::Fail
+    } else {
+        Outcome::Incomplete
+    };
+    body.push_str(&verdict_banner(outcome, &r.result_line()));
+    let summary = vec![
+        ("command".to_string(), r.command.clone()),
+        ("reproduce".to_string(), r.reproduce.clone()),
+        ("walks".to_string(), r.walks.to_string()),
+        ("steps".to_string(), r.steps.to_string()),
+        ("refused attempts".to_string(), r.refused.to_string()),
+        (
+            "walks stuck before their bound".to_string(),
+            r.stuck_walks.to_string(),
+        ),
+        (
+            "deepest walk".to_string(),
+            format!("{} steps", r.deepest_walk),
+        ),
+        (
+            "distinct states seen".to_string(),
+            format!(
+                "about {} ({})",
+                r.distinct_states_estimate, r.distinct_states_method
+            ),
+        ),
+        (
+            "seconds, threads".to_string(),
+            format!("{:.2}, {}", r.seconds, r.threads),
+        ),
+        (
+            "steps per second".to_string(),
+            format!("{:.0}", r.steps_per_second),
+        ),
+        ("seed".to_string(), r.seed.to_string()),
+    ];
+    body.push_str(&kv_table(&summary));
+    body.push_str("<h2>Configuration and domain</h2>\n");
+    body.push_str(&kv_table(&config_rows(&r.config)));
+    body.push_str("<h2>Walks</h2>\n");
+    let walks_axis = "walks (after 1, 2, 4, … batches of 64, and at the end)";
+    let charts = [
+        Chart {
+            title: "walks by length",
+            x_label: "steps",
+            y_label: "walks",
+            points: r
+                .walk_lengths
+                .iter()
+                .map(|&(len, n)| (len as f64, n as f64))
+                .collect(),
+            integer_x: true,
+            bars: true,
+        },
+        Chart {
+            title: "rules exercised as the walks went on",
+            x_label: walks_axis,
+            y_label: "rules fired",
+            points: r
+                .progress
+                .iter()
+                .map(|p| (p.walks as f64, f64::from(p.rules_exercised)))
+                .collect(),
+            integer_x: false,
+            bars: false,
+        },
+        Chart {
+            title: "distinct states seen (estimated) as the walks went on",
+            x_label: walks_axis,
+            y_label: "states",
+            points: r
+                .progress
+                .iter()
+                .map(|p| (p.walks as f64, p.distinct_estimate as f64))
+                .collect(),
+            integer_x: false,
+            bars: false,
+        },
+    ];
+    body.push_str("<div class=\"plots\">\n");
+    for c in &charts {
+        match chart_svg(c) {
+            Some(svg) => {
+                let _ = writeln!(body, "<figure class=\"plot\">{svg}</figure>");
+            }
+            None => {
+                let _ = writeln!(body, "<p>{}: nothing to plot.</p>", esc(c.title));
+            }
+        }
+    }
+    body.push_str("</div>\n<h2>Properties</h2>\n");
+    body.push_str(
+        "<table id=\"properties\"><tr><th>property</th><th>kind</th><th>what the walks saw</th></tr>\n",
+    );
+    for p in &r.properties {
+        let bad = p.verdict == "VIOLATED" || p.verdict == "not reached";
+        let at = p
+            .first
+            .map(|s| format!(" (walk {}, step {})", s.walk, s.step))
+            .unwrap_or_default();
+        let _ = writeln!(
+            body,
+            "<tr><td>{} {}</td><td>{}</td><td{}>{}{}</td></tr>",
+            esc(p.key),
+            esc(p.name),
+            p.kind,
+            if bad { " class=\"bad\"" } else { "" },
+            esc(p.verdict),
+            esc(&at)
+        );
+    }
+    body.push_str("</table>\n<h2>Rule coverage</h2>\n");
+    body.push_str(&coverage_table(Some(&r.rules)));
+    if let Some(v) = &r.violation {
+        let _ = writeln!(
+            body,
+            "<h2 id=\"cx-{}\">Counterexample</h2>\n<p>Saved as <code>{}</code>; replay: <code>{}</code></p>",
+            esc(v.property),
+            esc(&v.trace),
+            esc(&v.replay)
+        );
+        match trace.map(|t| replay(t, None)) {
+            Some(Ok(report)) => body.push_str(&steps_html(&report, Some(v.property))),
+            Some(Err(e)) => {
+                let _ = writeln!(
+                    body,
+                    "<p class=\"bad\">the trace does not replay: {}</p>",
+                    esc(&e.to_string())
+                );
+            }
+            None => body.push_str("<p>(the trace was not read)</p>\n"),
+        }
+    }
+    page(&title, &body)
 }

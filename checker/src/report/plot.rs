@@ -16,6 +16,9 @@ pub struct Chart<'a> {
     pub points: Vec<(f64, f64)>,
     /// Label the x axis with whole numbers (depths).
     pub integer_x: bool,
+    /// Draw each point as a bar from zero (a histogram over whole numbers) instead of a line
+    /// through dots.
+    pub bars: bool,
 }
 
 /// The chart as an SVG document (640 × 300), or `None` when there is nothing to draw (no
@@ -60,15 +63,25 @@ pub fn chart_svg(chart: &Chart<'_>) -> Option<String> {
             .draw()
             .ok()?;
         let colour = RGBColor(31, 119, 180);
-        c.draw_series(LineSeries::new(chart.points.iter().copied(), &colour))
+        if chart.bars {
+            c.draw_series(
+                chart
+                    .points
+                    .iter()
+                    .map(|&(x, y)| Rectangle::new([(x - 0.4, 0.0), (x + 0.4, y)], colour.filled())),
+            )
             .ok()?;
-        c.draw_series(
-            chart
-                .points
-                .iter()
-                .map(|&p| Circle::new(p, 3, colour.filled())),
-        )
-        .ok()?;
+        } else {
+            c.draw_series(LineSeries::new(chart.points.iter().copied(), &colour))
+                .ok()?;
+            c.draw_series(
+                chart
+                    .points
+                    .iter()
+                    .map(|&p| Circle::new(p, 3, colour.filled())),
+            )
+            .ok()?;
+        }
         root.present().ok()?;
     }
     Some(svg)
@@ -151,6 +164,7 @@ mod tests {
             y_label: "y axis",
             points,
             integer_x,
+            bars: false,
         };
         let svg = chart_svg(&chart).expect("a chart");
         let labels = texts(&svg);

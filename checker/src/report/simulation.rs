@@ -3,7 +3,7 @@
 
 use super::RuleCoverage;
 use crate::simulate::shrink::Search;
-use crate::simulate::{Sighting, SimulationEnd};
+use crate::simulate::{ProgressPoint, Sighting, SimulationEnd};
 use memtx_model::config::Config;
 use memtx_model::Variant;
 use serde::Serialize;
@@ -56,6 +56,8 @@ pub struct SimulationReport {
     pub violation: Option<SimulatedViolation>,
     /// Why the run ended.
     pub end: SimulationEnd,
+    /// Coverage and distinct states after 1, 2, 4, … batches of walks and at the end.
+    pub progress: Vec<ProgressPoint>,
     /// `no-violation`, `violation` or `interrupted`.
     pub result: &'static str,
 }
@@ -149,6 +151,18 @@ impl SimulationReport {
                 .unwrap_or_default();
             let _ = writeln!(out, "  {:<4} {:<60} {}{at}", p.key, p.name, p.verdict);
         }
+        let _ = writeln!(out, "{}", self.result_line());
+        if let Some(v) = &self.violation {
+            let _ = writeln!(out, "trace: {}", v.trace);
+            let _ = writeln!(out, "replay: {}", v.replay);
+        }
+        let _ = writeln!(out, "reproduce: {}", self.reproduce);
+        out
+    }
+
+    /// `result: VIOLATION of …` (with how the trace was shortened) or `result: no violation in
+    /// N walks (…)`: never PASS.
+    pub fn result_line(&self) -> String {
         match &self.violation {
             Some(v) => {
                 let search = match v.search {
@@ -165,15 +179,16 @@ impl SimulationReport {
                         "; a search stopped at its budget of {} states before proving it shortest",
                         v.searched_states
                     ),
+                    Some(Search::Memory) => format!(
+                        "; a search stopped at --max-memory after {} states before proving it shortest",
+                        v.searched_states
+                    ),
                     None => String::new(),
                 };
-                let _ = writeln!(
-                    out,
+                format!(
                     "result: VIOLATION of {} in walk {} after {} steps, shortened to {} (removal left {}{search})",
                     v.property, v.walk, v.walk_steps, v.steps, v.after_removal
-                );
-                let _ = writeln!(out, "trace: {}", v.trace);
-                let _ = writeln!(out, "replay: {}", v.replay);
+                )
             }
             None => {
                 let how = match self.end {
@@ -181,14 +196,11 @@ impl SimulationReport {
                     SimulationEnd::Time => "time up",
                     _ => "every walk run",
                 };
-                let _ = writeln!(
-                    out,
+                format!(
                     "result: no violation in {} walks ({how}); a simulation proves nothing beyond the walks taken",
                     self.walks
-                );
+                )
             }
         }
-        let _ = writeln!(out, "reproduce: {}", self.reproduce);
-        out
     }
 }

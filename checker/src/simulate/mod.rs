@@ -94,6 +94,22 @@ pub struct Sighting {
     pub step: usize,
 }
 
+/// How far a simulation had got after its first `walks` walks: recorded after 1, 2, 4, 8, …
+/// batches and at the end, so the points are the same on any thread count (but `seconds`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct ProgressPoint {
+    /// Walks merged.
+    pub walks: u64,
+    /// Steps of those walks.
+    pub steps: u64,
+    /// Seconds since the start when they were merged.
+    pub seconds: f64,
+    /// Rules fired by some step of those walks.
+    pub rules_exercised: u32,
+    /// Estimated distinct states those walks visited.
+    pub distinct_estimate: u64,
+}
+
 /// What a simulation found and how much it did.
 #[derive(Clone, Debug)]
 pub struct Simulation {
@@ -121,6 +137,8 @@ pub struct Simulation {
     pub end: SimulationEnd,
     /// Wall-clock time.
     pub elapsed: Duration,
+    /// Coverage and distinct states as the walks went on.
+    pub progress: Vec<ProgressPoint>,
 }
 
 /// The results of some walks: one batch's, or the sum of the batches merged so far.
@@ -174,8 +192,28 @@ impl BatchResult {
         self.violation = r.violation;
     }
 
-    fn finish(self, end: SimulationEnd, elapsed: Duration) -> Simulation {
+    /// Where these walks have got, `seconds` after the start.
+    fn point(&self, seconds: f64) -> ProgressPoint {
+        ProgressPoint {
+            walks: self.walks,
+            steps: self.steps,
+            seconds,
+            rules_exercised: self.tally.exercised(),
+            distinct_estimate: self.sketch.estimate().round() as u64,
+        }
+    }
+
+    fn finish(
+        self,
+        end: SimulationEnd,
+        elapsed: Duration,
+        mut progress: Vec<ProgressPoint>,
+    ) -> Simulation {
+        if progress.last().is_none_or(|p| p.walks != self.walks) {
+            progress.push(self.point(elapsed.as_secs_f64()));
+        }
         Simulation {
+            progress,
             walks: self.walks,
             steps: self.steps,
             refused: self.refused,
@@ -206,6 +244,7 @@ pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
     // The batches merged so far (a prefix of the batches, in order) and their sum.
     let mut merged_batches = 0u64;
     let mut merged = BatchResult::new(model.selected.len());
+    let mut progress = Vec::new();
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let tx = tx.clone();
@@ -240,7 +279,13 @@ pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            merge_ready(&mut pending, &mut merged_batches, &mut merged);
+            merge_ready(
+                &mut pending,
+                &mut merged_batches,
+                &mut merged,
+                &mut progress,
+                started,
+            );
             if merged.violation.is_some() {
                 end = SimulationEnd::Violation;
                 stop.store(true, Ordering::Relaxed);
@@ -253,20 +298,29 @@ pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
             }
         }
         // Batches that finished after the stop but extend the contiguous prefix still count.
-        merge_ready(&mut pending, &mut merged_batches, &mut merged);
+        merge_ready(
+            &mut pending,
+            &mut merged_batches,
+            &mut merged,
+            &mut progress,
+            started,
+        );
     });
     if merged.violation.is_some() {
         end = SimulationEnd::Violation;
     }
-    merged.finish(end, started.elapsed())
+    merged.finish(end, started.elapsed(), progress)
 }
 
 /// Absorbs the batches of `pending` that extend the merged prefix (`merged_batches` of
-/// them so far), stopping after one with a violation.
+/// them so far), stopping after one with a violation; a progress point after each power of
+/// two of batches.
 fn merge_ready(
     pending: &mut BTreeMap<u64, BatchResult>,
     merged_batches: &mut u64,
     merged: &mut BatchResult,
+    progress: &mut Vec<ProgressPoint>,
+    started: Instant,
 ) {
     while merged.violation.is_none() {
         let Some(result) = pending.remove(merged_batches) else {
@@ -274,6 +328,9 @@ fn merge_ready(
         };
         merged.absorb(result);
         *merged_batches += 1;
+        if merged_batches.is_power_of_two() {
+            progress.push(merged.point(started.elapsed().as_secs_f64()));
+        }
     }
 }
 

@@ -30,6 +30,9 @@ pub enum Search {
     Shortest,
     /// It stopped at its state budget before that depth: the trace may not be the shortest.
     Budget,
+    /// It stopped at the memory limit (`--max-memory`) before that depth: the trace may not be
+    /// the shortest.
+    Memory,
 }
 
 /// A shortened counterexample.
@@ -98,13 +101,14 @@ pub fn remove_steps(model: &MemTx, def: &PropertyDef, ops: &[Op]) -> Vec<Op> {
     }
 }
 
-/// Both steps of the [module documentation](self), the search within `budget` states on
-/// `threads` threads. `ops` must break `def`.
+/// Both steps of the [module documentation](self), the search within `budget` states (and
+/// `max_memory` bytes, if given) on `threads` threads. `ops` must break `def`.
 pub fn shorten(
     model: &MemTx,
     def: &'static PropertyDef,
     ops: &[Op],
     budget: u64,
+    max_memory: Option<u64>,
     threads: usize,
 ) -> Shortened {
     let walk_steps = breaks_after(model, def, ops).unwrap_or(ops.len());
@@ -122,7 +126,7 @@ pub fn shorten(
     // Every state within len - 1 steps is checked (depth = steps + 1, one more counted).
     let single = MemTx::with_properties(model.cfg.clone(), vec![def]);
     let hooks = memtx_hooks(false);
-    let options = ExploreOptions::new()
+    let mut options = ExploreOptions::new()
         .threads(threads)
         .next_state_into(hooks.next_state_into)
         .repeats(hooks.repeats)
@@ -130,6 +134,9 @@ pub fn shorten(
         .target_max_depth(out.ops.len() + 1)
         .max_states(budget)
         .finish_when_all_discovered(true);
+    if let Some(bytes) = max_memory {
+        options = options.max_memory_bytes(bytes);
+    }
     let Ok(report) = explore(&single, &options) else {
         return out;
     };
@@ -152,6 +159,7 @@ pub fn shorten(
         Some(_) => Search::Shortest,
         None => match report.stopped_early {
             None | Some(StopReason::MaxDepth) => Search::Shortest,
+            Some(StopReason::Memory) => Search::Memory,
             Some(_) => Search::Budget,
         },
     });
