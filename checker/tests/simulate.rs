@@ -330,3 +330,70 @@ fn the_report_page_draws_the_walks_and_the_counterexample() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--max-memory"));
 }
+
+#[test]
+fn a_long_walk_is_shortened_over_its_own_operations_and_every_step_stays_proposed() {
+    // Walk 0 of no-visibility-scoping on full breaks I5 after 51 steps. Removal alone once
+    // kept steps that are enabled but that full's domain does not propose in their state
+    // (the saved trace then failed to replay); removal now keeps only proposed steps, and the
+    // search over the trace's own operations takes it from 24 steps to 10.
+    let dir = scratch("projection");
+    let out = memtx(
+        &[
+            "simulate",
+            "--preset",
+            "full",
+            "--variant",
+            "no-visibility-scoping",
+            "--property",
+            "I5",
+            "--walks",
+            "64",
+            "--search-budget",
+            "20000",
+            "--json",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    let found = &v["violation"];
+    assert_eq!(found["walk"], 0);
+    assert_eq!(found["walk_steps"], 51);
+    let removal = found["after_removal"].as_u64().unwrap();
+    let projection = found["after_projection"].as_u64().unwrap();
+    assert!(projection < removal, "{found}");
+    assert_eq!(found["steps"].as_u64(), Some(projection));
+    let text = memtx(
+        &[
+            "simulate",
+            "--preset",
+            "full",
+            "--variant",
+            "no-visibility-scoping",
+            "--property",
+            "I5",
+            "--walks",
+            "64",
+            "--search-budget",
+            "20000",
+        ],
+        &dir,
+    );
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains(&format!(
+            "removal left {removal}, a search over its own operations {projection}"
+        )),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
+    let trace = found["trace"].as_str().unwrap();
+    let replay = memtx(&["replay", trace], &dir);
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("expectation met"));
+}

@@ -181,6 +181,11 @@ fn the_suites_simulation_finds_each_defect_under_its_variant_and_none_under_the_
             run.property,
             run.outcome()
         );
+        assert_eq!(
+            run.replays,
+            run.violation.as_ref().map(|_| true),
+            "the suite replayed it"
+        );
         if let Some(v) = &run.violation {
             assert!(v.steps <= v.walk_steps, "{}", run.outcome());
             let trace = memtx_checker::trace::Trace::read(std::path::Path::new(&v.trace))
@@ -201,6 +206,16 @@ fn the_suites_simulation_finds_each_defect_under_its_variant_and_none_under_the_
     .expect("runs");
     let run = &short.runs[0];
     assert!(!run.as_expected());
+    // A trace that does not replay fails the run even when its property was violated.
+    let mut broken = sim.runs[1].clone();
+    assert!(broken.as_expected());
+    broken.replays = Some(false);
+    assert!(!broken.as_expected());
+    assert!(
+        broken.outcome().contains("does NOT replay"),
+        "{}",
+        broken.outcome()
+    );
     assert!(
         run.outcome().contains("I9 NOT FOUND in 64 walks"),
         "{}",

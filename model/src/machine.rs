@@ -27,6 +27,10 @@ pub struct MemTx {
     /// The renamings symmetry reduction may apply (default: every one the configuration
     /// allows, [`Symmetry::of`]).
     pub symmetry: Symmetry,
+    /// A projection: when set, only these operations are proposed (what the configuration
+    /// proposes, kept if it is one of them). Every path of the projection is a path of the
+    /// model; the checker searches one to shorten a counterexample over its own operations.
+    pub only: Option<std::sync::Arc<[Op]>>,
 }
 
 impl MemTx {
@@ -41,6 +45,23 @@ impl MemTx {
             cfg,
             selected,
             symmetry,
+            only: None,
+        }
+    }
+
+    /// This model proposing only `ops` (see [`MemTx::only`]), without symmetry reduction (a
+    /// renaming of an operation may not be among them).
+    pub fn projected(&self, ops: &[Op]) -> MemTx {
+        let mut distinct: Vec<Op> = Vec::with_capacity(ops.len());
+        for op in ops {
+            if !distinct.contains(op) {
+                distinct.push(op.clone());
+            }
+        }
+        MemTx {
+            symmetry: Symmetry::none(),
+            only: Some(distinct.into()),
+            ..self.clone()
         }
     }
     /// The canonical representative of `state` under [`MemTx::symmetry`] (symmetry
@@ -366,6 +387,9 @@ impl Model for MemTx {
 
     fn actions(&self, state: &State, actions: &mut Vec<Op>) {
         candidate_ops(&self.cfg, state, actions);
+        if let Some(only) = &self.only {
+            actions.retain(|op| only.contains(op));
+        }
     }
 
     #[inline]

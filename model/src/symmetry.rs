@@ -55,6 +55,16 @@ pub struct Symmetry {
 }
 
 impl Symmetry {
+    /// No renaming at all: the trivial group.
+    pub fn none() -> Symmetry {
+        Symmetry {
+            agents: 1,
+            values: 1,
+            slots: 0,
+            source_classes: Vec::new(),
+        }
+    }
+
     /// Agents only: the reduction `memtx` applied before values and sources were detected.
     pub fn agents_only(cfg: &Config) -> Symmetry {
         Symmetry {

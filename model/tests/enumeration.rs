@@ -131,3 +131,28 @@ fn an_external_action_begin_is_offered_at_every_level_and_reads_action_safe() {
         );
     }
 }
+
+#[test]
+fn a_projection_proposes_what_the_model_proposes_among_its_operations_only() {
+    use memtx_model::MemTx;
+    use stateright::Model;
+    let model = MemTx::new(preset("quick", Variant::Memtx).expect("quick"));
+    let states = reachable(&model.cfg, 2_000);
+    let mut all = Vec::new();
+    model.actions(&states[0], &mut all);
+    assert!(all.len() > 3, "{all:?}");
+    // Two operations of the initial state, one twice, and one the model never proposes there.
+    let kept = [all[0].clone(), all[2].clone(), all[0].clone()];
+    let projected = model.projected(&kept);
+    let mut seen_any = 0;
+    for s in &states {
+        let (mut whole, mut only) = (Vec::new(), Vec::new());
+        model.actions(s, &mut whole);
+        projected.actions(s, &mut only);
+        let expected: Vec<_> = whole.into_iter().filter(|op| kept.contains(op)).collect();
+        assert_eq!(only, expected);
+        seen_any += only.len();
+    }
+    assert!(seen_any > 0);
+    assert_eq!(projected.symmetry.order(), 1, "no renaming in a projection");
+}

@@ -136,6 +136,7 @@ pub fn run(args: &SimulateArgs, command: &str) -> Result<SimulationReport, UserE
                 walk: v.walk,
                 walk_steps: short.walk_steps,
                 after_removal: short.after_removal,
+                after_projection: short.after_projection,
                 steps: short.ops.len(),
                 search: short.search,
                 searched_states: short.searched_states,

@@ -115,12 +115,10 @@ pub fn simulate_all(
         let line = simulate_command_line(&sim);
         let started = std::time::Instant::now();
         let report = crate::cmd::simulate::run(&sim, &line)?;
-        runs.push(SuiteSimulationRun::from_report(
-            variant,
-            property,
-            report,
-            started.elapsed(),
-        ));
+        let replays = report.violation.as_ref().map(|v| replays(&v.trace));
+        let mut run = SuiteSimulationRun::from_report(variant, property, report, started.elapsed());
+        run.replays = replays;
+        runs.push(run);
         if crate::interrupt::interrupted() {
             break;
         }
@@ -135,6 +133,14 @@ pub fn simulate_all(
         threads,
         runs,
     })
+}
+
+/// Does the trace saved at `path` replay and meet its recorded expectation?
+fn replays(path: &str) -> bool {
+    crate::trace::Trace::read(std::path::Path::new(path))
+        .ok()
+        .and_then(|t| crate::trace::replay::replay(&t, None).ok())
+        .is_some_and(|r| r.expectation_met())
 }
 
 /// The arguments of one swarm run of the suite (every other setting at its default).

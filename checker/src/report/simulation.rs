@@ -88,6 +88,8 @@ pub struct SimulatedViolation {
     pub walk_steps: usize,
     /// Steps left after removing steps.
     pub after_removal: usize,
+    /// Steps left after the search over the trace's own operations.
+    pub after_projection: usize,
     /// Steps of the saved trace.
     pub steps: usize,
     /// The bounded search's conclusion.
@@ -185,8 +187,13 @@ impl SimulationReport {
                     ),
                     None => String::new(),
                 };
+                let projection = if v.after_projection < v.after_removal {
+                    format!(", a search over its own operations {}", v.after_projection)
+                } else {
+                    String::new()
+                };
                 format!(
-                    "result: VIOLATION of {} in walk {} after {} steps, shortened to {} (removal left {}{search})",
+                    "result: VIOLATION of {} in walk {} after {} steps, shortened to {} (removal left {}{projection}{search})",
                     v.property, v.walk, v.walk_steps, v.steps, v.after_removal
                 )
             }

@@ -321,6 +321,9 @@ pub struct SuiteSimulationRun {
     pub violation: Option<SimulatedViolation>,
     /// The command that runs exactly these walks again.
     pub reproduce: String,
+    /// Whether the saved trace replays and meets its expectation (`None`: no trace, or not
+    /// replayed).
+    pub replays: Option<bool>,
 }
 
 impl SuiteSimulationRun {
@@ -341,6 +344,7 @@ impl SuiteSimulationRun {
             end: report.end,
             violation: report.violation,
             reproduce: report.reproduce,
+            replays: None,
         }
     }
 
@@ -356,7 +360,7 @@ impl SuiteSimulationRun {
     pub fn as_expected(&self) -> bool {
         match (self.property, &self.violation) {
             (None, None) => self.end != SimulationEnd::Interrupted,
-            (Some(key), Some(v)) => v.property == key,
+            (Some(key), Some(v)) => v.property == key && self.replays != Some(false),
             _ => false,
         }
     }
@@ -366,6 +370,10 @@ impl SuiteSimulationRun {
         let walks = if self.walks == 1 { "walk" } else { "walks" };
         let effort = format!("{} {walks}, {:.1} s", self.walks, self.seconds);
         match (&self.violation, self.end) {
+            (Some(v), _) if self.replays == Some(false) => format!(
+                "{} violated in walk {} ({effort}), but its saved trace {} does NOT replay",
+                v.property, v.walk, v.trace
+            ),
             (Some(v), _) => format!(
                 "{} violated in walk {} ({effort}), shortened from {} to {} steps in {:.1} s: {}",
                 v.property,
