@@ -338,23 +338,20 @@ fn a_long_walk_is_shortened_over_its_own_operations_and_every_step_stays_propose
     // (the saved trace then failed to replay); removal now keeps only proposed steps, and the
     // search over the trace's own operations takes it from 24 steps to 10.
     let dir = scratch("projection");
-    let out = memtx(
-        &[
-            "simulate",
-            "--preset",
-            "full",
-            "--variant",
-            "no-visibility-scoping",
-            "--property",
-            "I5",
-            "--walks",
-            "64",
-            "--search-budget",
-            "20000",
-            "--json",
-        ],
-        &dir,
-    );
+    let args = [
+        "simulate",
+        "--preset",
+        "full",
+        "--variant",
+        "no-visibility-scoping",
+        "--property",
+        "I5",
+        "--walks",
+        "64",
+        "--search-budget",
+        "20000",
+    ];
+    let out = memtx(&[&args[..], &["--json"]].concat(), &dir);
     assert_eq!(out.status.code(), Some(1));
     let v = json(&out);
     let found = &v["violation"];
@@ -364,22 +361,7 @@ fn a_long_walk_is_shortened_over_its_own_operations_and_every_step_stays_propose
     let projection = found["after_projection"].as_u64().unwrap();
     assert!(projection < removal, "{found}");
     assert_eq!(found["steps"].as_u64(), Some(projection));
-    let text = memtx(
-        &[
-            "simulate",
-            "--preset",
-            "full",
-            "--variant",
-            "no-visibility-scoping",
-            "--property",
-            "I5",
-            "--walks",
-            "64",
-            "--search-budget",
-            "20000",
-        ],
-        &dir,
-    );
+    let text = memtx(&args, &dir);
     assert!(
         String::from_utf8_lossy(&text.stdout).contains(&format!(
             "removal left {removal}, a search over its own operations {projection}"

@@ -6,10 +6,10 @@
 //! - **Throughput**: each engine walks under `memtx` (every property judged on every state)
 //!   for the same time and thread count; the unit is *states visited*, the count stateright's
 //!   simulation reports (every state a walk reaches, its initial state included); for memtx
-//!   that is its steps plus its walks. Walks end at the same depth bound (stateright's
-//!   `target_max_depth` is set to memtx's `--max-walk-depth` + 1 states), though memtx's walks
-//!   draw their own bound below it (swarm) and stateright's also end at a state repeated within
-//!   the walk.
+//!   that is its steps plus its walks. Neither walks past memtx's `--max-walk-depth` steps
+//!   (stateright's `target_max_depth` is that + 1), though memtx's walks draw their own bound
+//!   below it (swarm), and stateright's also end at a state repeated within the walk and count
+//!   refused attempts in their length.
 //! - **Time to first violation** of each property each variant of §10 is expected to break:
 //!   both engines judge that property alone and stop at its first violation; per seed the
 //!   wall-clock time, or "not found" within the cap; the median over the seeds (a seed not
@@ -86,13 +86,7 @@ pub fn throughput(
             }
         }
         SimEngine::StaterightSimulation => {
-            let checker = model
-                .checker()
-                .threads(threads)
-                .timeout(time)
-                .target_max_depth(DEFAULT_MAX_WALK_DEPTH + 1)
-                .spawn_simulation(seed, UniformChooser)
-                .join();
+            let checker = stateright_simulation(model, threads, time, seed, HasDiscoveries::All);
             Throughput {
                 engine,
                 threads,
@@ -133,18 +127,32 @@ pub fn time_to_violation(
             .violation
             .is_some(),
         SimEngine::StaterightSimulation => {
-            let checker = model
-                .checker()
-                .threads(threads)
-                .timeout(cap)
-                .target_max_depth(DEFAULT_MAX_WALK_DEPTH + 1)
-                .finish_when(HasDiscoveries::AnyFailures)
-                .spawn_simulation(seed, UniformChooser)
-                .join();
+            let checker =
+                stateright_simulation(model, threads, cap, seed, HasDiscoveries::AnyFailures);
             !checker.discoveries().is_empty()
         }
     };
     found.then(|| started.elapsed().as_secs_f64())
+}
+
+/// stateright's simulation checker on `model`, run to its end: `time` at most, walks bounded
+/// as memtx's are, stopping early when `finish_when` says (`All`, its default, never does
+/// under a protocol whose invariants hold).
+fn stateright_simulation(
+    model: MemTx,
+    threads: usize,
+    time: Duration,
+    seed: u64,
+    finish_when: HasDiscoveries,
+) -> impl Checker<MemTx> {
+    model
+        .checker()
+        .threads(threads)
+        .timeout(time)
+        .target_max_depth(DEFAULT_MAX_WALK_DEPTH + 1)
+        .finish_when(finish_when)
+        .spawn_simulation(seed, UniformChooser)
+        .join()
 }
 
 /// One hunt: per engine, per seed, the time to the first violation of one property a

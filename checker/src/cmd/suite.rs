@@ -116,9 +116,13 @@ pub fn simulate_all(
         let started = std::time::Instant::now();
         let report = crate::cmd::simulate::run(&sim, &line)?;
         let replays = report.violation.as_ref().map(|v| replays(&v.trace));
-        let mut run = SuiteSimulationRun::from_report(variant, property, report, started.elapsed());
-        run.replays = replays;
-        runs.push(run);
+        runs.push(SuiteSimulationRun::from_report(
+            variant,
+            property,
+            report,
+            started.elapsed(),
+            replays,
+        ));
         if crate::interrupt::interrupted() {
             break;
         }

@@ -327,12 +327,14 @@ pub struct SuiteSimulationRun {
 }
 
 impl SuiteSimulationRun {
-    /// One run's summary, from the simulation's report.
+    /// One run's summary, from the simulation's report (`replays`: whether its saved trace
+    /// replays, if it has one).
     pub fn from_report(
         variant: &'static str,
         property: Option<&'static str>,
         report: SimulationReport,
         total: std::time::Duration,
+        replays: Option<bool>,
     ) -> SuiteSimulationRun {
         SuiteSimulationRun {
             variant,
@@ -344,7 +346,7 @@ impl SuiteSimulationRun {
             end: report.end,
             violation: report.violation,
             reproduce: report.reproduce,
-            replays: None,
+            replays,
         }
     }
 

@@ -241,10 +241,7 @@ pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
     let (tx, rx) = mpsc::channel::<(u64, BatchResult)>();
     let deadline = opts.time.map(|t| started + t);
     let mut end = SimulationEnd::Walks;
-    // The batches merged so far (a prefix of the batches, in order) and their sum.
-    let mut merged_batches = 0u64;
-    let mut merged = BatchResult::new(model.selected.len());
-    let mut progress = Vec::new();
+    let mut merge = Merge::new(model.selected.len(), started);
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let tx = tx.clone();
@@ -270,23 +267,16 @@ pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
         }
         drop(tx);
         // Merge in batch order as results arrive; watch the clock and the interrupt.
-        let mut pending: BTreeMap<u64, BatchResult> = BTreeMap::new();
         loop {
             match rx.recv_timeout(Duration::from_millis(20)) {
                 Ok((b, result)) => {
-                    pending.insert(b, result);
+                    merge.pending.insert(b, result);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            merge_ready(
-                &mut pending,
-                &mut merged_batches,
-                &mut merged,
-                &mut progress,
-                started,
-            );
-            if merged.violation.is_some() {
+            merge.ready();
+            if merge.merged.violation.is_some() {
                 end = SimulationEnd::Violation;
                 stop.store(true, Ordering::Relaxed);
             } else if opts.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
@@ -298,38 +288,51 @@ pub fn simulate(model: &MemTx, opts: &SimulateOptions) -> Simulation {
             }
         }
         // Batches that finished after the stop but extend the contiguous prefix still count.
-        merge_ready(
-            &mut pending,
-            &mut merged_batches,
-            &mut merged,
-            &mut progress,
-            started,
-        );
+        merge.ready();
     });
-    if merged.violation.is_some() {
+    if merge.merged.violation.is_some() {
         end = SimulationEnd::Violation;
     }
-    merged.finish(end, started.elapsed(), progress)
+    merge.merged.finish(end, started.elapsed(), merge.progress)
 }
 
-/// Absorbs the batches of `pending` that extend the merged prefix (`merged_batches` of
-/// them so far), stopping after one with a violation; a progress point after each power of
-/// two of batches.
-fn merge_ready(
-    pending: &mut BTreeMap<u64, BatchResult>,
-    merged_batches: &mut u64,
-    merged: &mut BatchResult,
-    progress: &mut Vec<ProgressPoint>,
+/// The merging of batch results in batch order: those that arrived early wait in `pending`.
+struct Merge {
+    /// Results of batches not merged yet, by batch index.
+    pending: BTreeMap<u64, BatchResult>,
+    /// How many batches are merged (a prefix of the batches, in order).
+    batches: u64,
+    /// Their sum.
+    merged: BatchResult,
+    /// A point after each power of two of batches.
+    progress: Vec<ProgressPoint>,
     started: Instant,
-) {
-    while merged.violation.is_none() {
-        let Some(result) = pending.remove(merged_batches) else {
-            return;
-        };
-        merged.absorb(result);
-        *merged_batches += 1;
-        if merged_batches.is_power_of_two() {
-            progress.push(merged.point(started.elapsed().as_secs_f64()));
+}
+
+impl Merge {
+    fn new(properties: usize, started: Instant) -> Self {
+        Merge {
+            pending: BTreeMap::new(),
+            batches: 0,
+            merged: BatchResult::new(properties),
+            progress: Vec::new(),
+            started,
+        }
+    }
+
+    /// Absorbs the pending batches that extend the merged prefix, stopping after one with a
+    /// violation.
+    fn ready(&mut self) {
+        while self.merged.violation.is_none() {
+            let Some(result) = self.pending.remove(&self.batches) else {
+                return;
+            };
+            self.merged.absorb(result);
+            self.batches += 1;
+            if self.batches.is_power_of_two() {
+                let seconds = self.started.elapsed().as_secs_f64();
+                self.progress.push(self.merged.point(seconds));
+            }
         }
     }
 }
