@@ -48,6 +48,26 @@ pub enum Command {
     Simulate(SimulateArgs),
     /// Serve stateright's web Explorer over the model (127.0.0.1 only unless --bind).
     Explore(ExploreArgs),
+    /// Check an implementation's event log (docs/event-log.md) against the model: each run
+    /// conforms, or its first divergence is named in the implementation's words.
+    ValidateLog(ValidateLogArgs),
+}
+
+/// `memtx validate-log`.
+#[derive(Args, Debug, Clone)]
+pub struct ValidateLogArgs {
+    /// The event log: JSON Lines, one or more runs, each opened by a header line.
+    pub log: PathBuf,
+    /// The protocol the implementation claims to follow (a variant of `memtx list`).
+    #[arg(long, default_value = "memtx")]
+    pub variant: String,
+    /// Where to write each diverging run's events before its divergence, as a memtx scenario
+    /// that replays with `memtx replay`.
+    #[arg(long, value_name = "DIR", default_value = "traces/logs")]
+    pub scenarios: PathBuf,
+    /// Print one JSON object instead of the text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `memtx explore`.

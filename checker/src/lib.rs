@@ -13,6 +13,7 @@
 //! | [`error`], [`fsutil`], [`input`], [`interrupt`], [`output`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM; standard output without panics |
 //! | [`bench`](mod@bench) ([`bench::two_phase_commit`]) | benchmarks and their Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
+//! | [`log`] | implementations' event logs read and validated against the model (`memtx validate-log`) |
 //! | [`web`] | the Explorer `memtx explore` serves: its page and JSON API, over std's TCP |
 
 #![deny(missing_docs)]
@@ -42,6 +43,7 @@ pub mod explore;
 pub mod fsutil;
 pub mod input;
 pub mod interrupt;
+pub mod log;
 pub mod output;
 pub mod paired;
 pub mod progress;

@@ -1,5 +1,5 @@
 //! The subcommands, one module each: `check` (and `resume`), `suite`, `list`, `bench` (and
-//! `bench --simulate`, `bench_simulate`), `reference`, `explore`, `simulate`. (`memtx replay` lives with the trace format, in
+//! `bench --simulate`, `bench_simulate`), `reference`, `explore`, `simulate`, `validate_log`. (`memtx replay` lives with the trace format, in
 //! [`crate::trace::command`].) [`cluster`] runs `check` and `bench` over processes for both.
 
 pub mod bench;
@@ -11,3 +11,4 @@ pub mod list;
 pub mod reference;
 pub mod simulate;
 pub mod suite;
+pub mod validate_log;

@@ -1,0 +1,429 @@
+//! One run of a log replayed on the model, event by event: each event's operation is performed
+//! (or refused) by the protocol's own step function and compared with what the implementation
+//! says it did; the first difference is the run's divergence, in the implementation's names.
+//! The invariants are judged on every state along the way.
+//!
+//! What is compared: every event is an operation the implementation performed unless its
+//! outcome says `refused`, so whether the protocol performs it is always compared; the
+//! refusal's reason, and each record's state, reason, effect and pending revocation, only where
+//! the outcome gives them.
+
+use super::event::{Event, EventOp, Outcome, RecordOutcome};
+use super::names::{confidence_level, life_name, validity_of, Inferred};
+use crate::trace::scenario::{serde_name, RecordExpect, RefusalSeen, StepExpect};
+use crate::trace::{Expectation, Step, Trace, TRACE_FORMAT, TRACE_VERSION};
+use memtx_model::display::op_line;
+use memtx_model::evidence::{AUTHORITY_THRESHOLD, CONFIDENCE_THRESHOLD};
+use memtx_model::machine::{step, MemTx};
+use memtx_model::properties::PROPERTIES;
+use memtx_model::record::{Reason, Record, RecordId, RecordSet};
+use memtx_model::rules::take_fired;
+use memtx_model::{Op, State};
+use std::collections::BTreeMap;
+
+/// The first event where the implementation and the protocol disagree.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Divergence {
+    /// The event's position in its run (1 = the first event).
+    pub event: usize,
+    /// Its line in the file.
+    pub line: usize,
+    /// The event, in the implementation's names.
+    pub action: String,
+    /// What the implementation did and what the protocol does, in the implementation's names.
+    pub what: String,
+}
+
+/// An invariant the protocol's state breaks along a run.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Broken {
+    /// The invariant's key (`I18`).
+    pub key: String,
+    /// Its name.
+    pub name: String,
+    /// The first event after which it fails (1-based).
+    pub event: usize,
+    /// That event's line.
+    pub line: usize,
+}
+
+/// A run's verdict.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// Events compared (up to and including a divergence).
+    pub compared: usize,
+    /// The first divergence, if any.
+    pub divergence: Option<Divergence>,
+    /// Invariants broken along the run (on the events before any divergence).
+    pub broken: Vec<Broken>,
+    /// The run's events before its divergence (all of them when it conforms) as a memtx
+    /// scenario: the inferred configuration, each operation, each outcome as the step's
+    /// expectation; it replays with `memtx replay`.
+    pub scenario: Trace,
+}
+
+/// A log that cannot be validated: its line and a one-line reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Malformed {
+    /// The line at fault.
+    pub line: usize,
+    /// Why.
+    pub why: String,
+}
+
+/// The records of a run so far: names by model id.
+struct Records<'a> {
+    names: Vec<String>,
+    created_at: BTreeMap<&'a str, usize>,
+}
+
+impl<'a> Records<'a> {
+    fn id(&self, name: &str, line: usize) -> Result<RecordId, Malformed> {
+        match self.names.iter().position(|n| n == name) {
+            Some(i) => Ok(i as RecordId),
+            None => Err(Malformed {
+                line,
+                why: format!(
+                    "record {} is used before it exists (no earlier observe, stage or call-tool of this run created it)",
+                    crate::input::cut(name)
+                ),
+            }),
+        }
+    }
+
+    fn set(&self, names: &[String], line: usize) -> Result<RecordSet, Malformed> {
+        let mut set = RecordSet::default();
+        for n in names {
+            set.insert(self.id(n, line)?);
+        }
+        Ok(set)
+    }
+}
+
+/// The model's operation of event `e`, given the records named so far and the clock.
+fn to_op(e: &Event, inf: &Inferred, records: &Records, now: u8) -> Result<Op, Malformed> {
+    let n = &inf.names;
+    let line = e.line;
+    let record = |name: &str| records.id(name, line);
+    Ok(match &e.op {
+        EventOp::Tick => Op::Tick,
+        EventOp::Observe { owner, write, .. } => Op::Observe {
+            source: n.source(&write.source),
+            slot: n.slot(&write.key),
+            value: n.value(&write.value),
+            confidence: confidence_level(write.confidence),
+            scope: write.scope,
+            owner: n.agent(owner),
+        },
+        EventOp::Begin {
+            agent,
+            tier,
+            isolation,
+        } => Op::Begin {
+            agent: n.agent(agent),
+            tier: *tier,
+            isolation: *isolation,
+        },
+        EventOp::Stage {
+            agent,
+            kind,
+            write,
+            view_scope,
+            parents,
+            validity,
+            ..
+        } => {
+            let parents = records.set(parents, line)?;
+            match write {
+                Some(w) => Op::Stage {
+                    agent: n.agent(agent),
+                    kind: *kind,
+                    slot: n.slot(&w.key),
+                    value: n.value(&w.value),
+                    source: n.source(&w.source),
+                    confidence: confidence_level(w.confidence),
+                    scope: w.scope,
+                    parents,
+                    validity: validity_of(*validity, now)
+                        .map_err(|why| Malformed { line, why })?
+                        .0,
+                },
+                None => Op::Stage {
+                    agent: n.agent(agent),
+                    kind: *kind,
+                    slot: 0,
+                    value: 0,
+                    source: 0,
+                    confidence: memtx_model::evidence::Confidence::High,
+                    scope: *view_scope,
+                    parents,
+                    validity: memtx_model::record::Validity::open(now),
+                },
+            }
+        }
+        EventOp::Adopt { agent, record: r } => Op::Adopt {
+            agent: n.agent(agent),
+            record: record(r)?,
+        },
+        EventOp::Commit { agent } => Op::Commit {
+            agent: n.agent(agent),
+        },
+        EventOp::Abort { agent } => Op::Abort {
+            agent: n.agent(agent),
+        },
+        EventOp::CallTool {
+            agent,
+            reversible,
+            support,
+            ..
+        } => Op::CallTool {
+            agent: n.agent(agent),
+            reversible: *reversible,
+            support: records.set(support, line)?,
+        },
+        EventOp::RequestRevocation { record: r } => Op::RequestRevocation { record: record(r)? },
+        EventOp::ApplyRevocation { record: r } => Op::ApplyRevocation { record: record(r)? },
+        EventOp::Revalidate { record: r } => Op::Revalidate { record: record(r)? },
+        EventOp::Rebuild { record: r } => Op::Rebuild { view: record(r)? },
+        EventOp::Read { agent, record: r } => Op::Read {
+            agent: n.agent(agent),
+            record: record(r)?,
+        },
+        EventOp::EndSession { agent } => Op::EndSession {
+            agent: n.agent(agent),
+        },
+        EventOp::Resolve { record: r, keep } => Op::Resolve {
+            record: record(r)?,
+            keep: *keep,
+        },
+    })
+}
+
+/// A record as the log would say it: `quarantined (evidence)`, `committed, executed`.
+fn record_words(r: &Record) -> String {
+    let mut s = life_name(r.life()).to_string();
+    if let Some(reason) = r.reason {
+        s.push_str(&format!(" ({})", serde_name(&reason)));
+    }
+    if let Some(effect) = r.effect {
+        s.push_str(&format!(", {}", serde_name(&effect)));
+    }
+    if r.pending_revocation {
+        s.push_str(", revocation pending");
+    }
+    s
+}
+
+/// What the implementation said of a record, in the same words.
+fn outcome_words(o: &RecordOutcome) -> String {
+    let mut parts = Vec::new();
+    if let Some(l) = o.state {
+        parts.push(life_name(l).to_string());
+    }
+    match &o.reason {
+        Some(Some(r)) => parts.push(format!("reason {}", serde_name(r))),
+        Some(None) => parts.push("no reason".into()),
+        None => {}
+    }
+    match &o.effect {
+        Some(Some(e)) => parts.push(serde_name(e)),
+        Some(None) => parts.push("no effect".into()),
+        None => {}
+    }
+    if let Some(p) = o.pending_revocation {
+        parts.push(if p {
+            "revocation pending".into()
+        } else {
+            "no revocation pending".into()
+        });
+    }
+    parts.join(", ")
+}
+
+fn record_expect(o: &RecordOutcome) -> RecordExpect {
+    RecordExpect {
+        life: o.state,
+        reason: o.reason,
+        effect: o.effect,
+        pending_revocation: o.pending_revocation,
+    }
+}
+
+/// Why the protocol gives `r` its reason, with the log's own numbers where the reason is the
+/// evidence check's (`confidence` is the one the log gave the record).
+fn because(r: &Record, inf: &Inferred, confidence: Option<f64>) -> String {
+    if r.reason != Some(Reason::Evidence) {
+        return String::new();
+    }
+    let source = &inf.names.sources[r.source as usize];
+    format!(
+        ": confidence {} < {CONFIDENCE_THRESHOLD} and authority {} < {AUTHORITY_THRESHOLD}",
+        confidence.map_or("?".to_string(), |c| c.to_string()),
+        source.authority
+    )
+}
+
+/// Replays one run (`events`, configuration and names from [`super::names::infer`]) under the
+/// configuration's variant. Stops at the first divergence.
+pub fn validate_run(
+    events: &[Event],
+    inf: &Inferred,
+    description: String,
+) -> Result<RunResult, Malformed> {
+    let cfg = &inf.config;
+    let model = MemTx::new(cfg.clone());
+    let mut state = State::initial();
+    let mut records = Records {
+        names: Vec::new(),
+        created_at: BTreeMap::new(),
+    };
+    let mut confidences: BTreeMap<RecordId, f64> = BTreeMap::new();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut broken: Vec<Broken> = Vec::new();
+    let mut divergence = None;
+    let mut compared = 0;
+    for (i, e) in events.iter().enumerate() {
+        let number = i + 1;
+        compared = number;
+        let op = to_op(e, inf, &records, state.clock)?;
+        if let Some(name) = e.op.creates() {
+            if let Some(line) = records.created_at.get(name) {
+                return Err(Malformed {
+                    line: e.line,
+                    why: format!(
+                        "record {} already exists (created on line {line}): each record is created once",
+                        crate::input::cut(name)
+                    ),
+                });
+            }
+        }
+        let outcome = e.outcome.clone().unwrap_or_default();
+        let said_refused = outcome.refused.clone();
+        take_fired();
+        let result = step(cfg, &state, &op);
+        let fired = take_fired();
+        let diverge = |what: String| Divergence {
+            event: number,
+            line: e.line,
+            action: e.op.describe(),
+            what,
+        };
+        let mut expect = StepExpect::default();
+        match (result, said_refused) {
+            (Err(refusal), None) => {
+                let seen = RefusalSeen::new(&refusal, fired);
+                divergence = Some(diverge(format!(
+                    "the implementation performed it; the protocol refuses it: {}",
+                    seen.describe()
+                )));
+                break;
+            }
+            (Ok(_), Some(reason)) => {
+                divergence = Some(diverge(format!(
+                    "the implementation refused it{}; the protocol performs it",
+                    reason.map_or(String::new(), |r| format!(" ({r})"))
+                )));
+                break;
+            }
+            (Err(refusal), Some(reason)) => {
+                let seen = RefusalSeen::new(&refusal, fired);
+                match reason {
+                    Some(r) if !seen.matches(&r) => {
+                        divergence = Some(diverge(format!(
+                            "the implementation refused it for {r}; the protocol refuses it for {}",
+                            seen.describe()
+                        )));
+                        break;
+                    }
+                    Some(r) => expect.refused = Some(r),
+                    None => expect.refused = seen.rules.first().cloned().or(seen.condition.clone()),
+                }
+            }
+            (Ok(post), None) => {
+                if let Some(name) = e.op.creates() {
+                    let id = records.names.len();
+                    records.names.push(name.to_string());
+                    records.created_at.insert(name, e.line);
+                    if let EventOp::Stage { write: Some(w), .. }
+                    | EventOp::Observe { write: w, .. } = &e.op
+                    {
+                        confidences.insert(id as RecordId, w.confidence);
+                    }
+                }
+                let mut differs = None;
+                for (name, said) in &outcome.records {
+                    let id = records.id(name, e.line)?;
+                    let r = post.record(id);
+                    let want = record_expect(said);
+                    if !want.differences(r).is_empty() {
+                        differs = Some(format!(
+                            "the implementation has {name} {}; the protocol has it {}{}",
+                            outcome_words(said),
+                            record_words(r),
+                            because(r, inf, confidences.get(&id).copied())
+                        ));
+                        break;
+                    }
+                    expect.records.insert(id, want);
+                }
+                if let Some(what) = differs {
+                    divergence = Some(diverge(what));
+                    break;
+                }
+                state = post;
+                for p in PROPERTIES.iter().filter(|p| p.is_invariant()) {
+                    if broken.iter().any(|b| b.key == p.key) || (p.holds)(&model, &state) {
+                        continue;
+                    }
+                    broken.push(Broken {
+                        key: p.key.to_string(),
+                        name: p.name.to_string(),
+                        event: number,
+                        line: e.line,
+                    });
+                    expect.violates.push(p.key.to_string());
+                }
+            }
+        }
+        let has_expect = expect != StepExpect::default();
+        steps.push(Step {
+            label: op_line(&op),
+            action: op,
+            state: None,
+            expect: has_expect.then_some(expect),
+        });
+    }
+    let scenario = Trace {
+        format: TRACE_FORMAT.to_string(),
+        version: TRACE_VERSION,
+        description: Some(description),
+        tool: crate::trace::tool_id(),
+        command: String::new(),
+        config: cfg.clone(),
+        property: None,
+        expectation: Expectation::all_hold(),
+        invariants: None,
+        steps,
+        initial_state: None,
+    };
+    Ok(RunResult {
+        compared,
+        divergence,
+        broken,
+        scenario,
+    })
+}
+
+/// An outcome as the log gives it, for messages (`refused (gate.block.in-flight)`).
+pub fn describe_outcome(o: &Outcome) -> String {
+    match &o.refused {
+        Some(Some(r)) => format!("refused ({r})"),
+        Some(None) => "refused".into(),
+        None => o
+            .records
+            .iter()
+            .map(|(n, r)| format!("{n} {}", outcome_words(r)))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}

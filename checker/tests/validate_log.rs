@@ -1,0 +1,241 @@
+//! `memtx validate-log`: event logs of an implementation (docs/event-log.md) judged against the
+//! model. A log that says what the protocol does conforms; one changed outcome is the first
+//! divergence, named in the log's own words, with the events before it written as a scenario
+//! that `memtx replay` replays; malformed logs are one line and exit 2.
+
+mod binary_support;
+
+use binary_support::{memtx, scratch};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn example() -> String {
+    std::fs::read_to_string(root().join("regressions/logs/refund.jsonl")).expect("example log")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("log written");
+    path.to_string_lossy().into_owned()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn the_example_log_conforms_run_by_run() {
+    let dir = scratch("conforms");
+    let log = root().join("regressions/logs/refund.jsonl");
+    let out = memtx(&["validate-log", &log.to_string_lossy(), "--json"], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(v["conforms"], true);
+    assert_eq!(v["invariants_hold"], true);
+    assert_eq!(v["events"], 9);
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["run"], "refund-after-commit");
+    assert_eq!(runs[0]["events"], 6);
+    assert_eq!(runs[1]["run"], "weak-evidence");
+    // Discretisation is said: crm's 0.95 is high, web's 0.5 and agent-notes' 0.8 below it.
+    let d = runs[0]["discretisation"].as_str().expect("discretisation");
+    assert!(d.contains("crm 0.95 -> high"), "{d}");
+    assert!(d.contains("web 0.5 -> low"), "{d}");
+    assert!(d.contains("agent-notes 0.8 -> mid"), "{d}");
+    assert!(
+        !dir.join("traces").exists(),
+        "nothing written for conforming runs"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_changed_outcome_is_the_first_divergence_in_the_logs_words() {
+    let dir = scratch("diverges");
+    // The implementation claims the weak-evidence belief committed.
+    let text = example().replace(
+        "\"refund-eligible#18\": {\"state\": \"quarantined\", \"reason\": \"evidence\"}",
+        "\"refund-eligible#18\": {\"state\": \"committed\"}",
+    );
+    assert_ne!(text, example());
+    let log = write(&dir, "changed.jsonl", &text);
+    let out = memtx(&["validate-log", &log], &dir);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("run refund-after-commit (line 1, 6 events): conforms"),
+        "{text}"
+    );
+    assert!(
+        text.contains("DIVERGES at event 3 (line 11, planner commit): the implementation has refund-eligible#18 committed; the protocol has it quarantined (evidence): confidence 0.5 < 0.6 and authority 0.8 < 0.9"),
+        "{text}"
+    );
+    assert!(text.contains("Result: 1 of 2 runs diverge"), "{text}");
+    // The events before it, as a scenario that replays.
+    let scenario = dir.join("traces/logs/002-weak-evidence.scenario.json");
+    assert!(
+        text.contains("memtx replay traces/logs/002-weak-evidence.scenario.json"),
+        "{text}"
+    );
+    let replayed = memtx(&["replay", &scenario.to_string_lossy()], &dir);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&replayed),
+        stderr(&replayed)
+    );
+    assert!(
+        stdout(&replayed).contains("Replay of a scenario (2 steps)"),
+        "{}",
+        stdout(&replayed)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_refusal_and_a_performance_disagreeing_are_divergences_both_ways() {
+    let dir = scratch("refusals");
+    // The implementation let the refund through on a tentative belief (a dirty read).
+    let performed = example().replace(", \"outcome\": {\"refused\": \"gate.block.in-flight\"}", "");
+    let out = memtx(&["validate-log", &write(&dir, "a.jsonl", &performed)], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("DIVERGES at event 3 (line 4, planner call-tool refund#1 (irreversible, support: refund-eligible#17)): the implementation performed it; the protocol refuses it: gate.block.in-flight"),
+        "{}",
+        stdout(&out)
+    );
+    // ... or refused the refund after the commit, which the protocol performs.
+    let refused = example().replace(
+        "\"outcome\": {\"records\": {\"refund#2\": {\"state\": \"committed\", \"effect\": \"executed\"}}}",
+        "\"outcome\": {\"refused\": true}",
+    );
+    let out = memtx(&["validate-log", &write(&dir, "b.jsonl", &refused)], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("DIVERGES at event 6 (line 7, planner call-tool refund#2 (irreversible, support: refund-eligible#17)): the implementation refused it; the protocol performs it"),
+        "{}",
+        stdout(&out)
+    );
+    // ... or refused for another reason than the protocol's.
+    let reason = example().replace("gate.block.in-flight", "gate.block.support-expired");
+    let out = memtx(&["validate-log", &write(&dir, "c.jsonl", &reason)], &dir);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("the implementation refused it for gate.block.support-expired; the protocol refuses it for gate.block.in-flight"),
+        "{}",
+        stdout(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_run_that_conforms_under_a_variant_and_breaks_an_invariant_says_so() {
+    let dir = scratch("invariant");
+    // Under paper-gate the gate does not look at the support's tentative state... the dirty
+    // read goes through and I1 (no executed irreversible call on unvalidated support) fails.
+    let performed = example().replace(", \"outcome\": {\"refused\": \"gate.block.in-flight\"}", "");
+    let log = write(&dir, "dirty.jsonl", &performed);
+    let listed = memtx(&["list", "--json"], &dir);
+    let variants: serde_json::Value = serde_json::from_str(&stdout(&listed)).expect("list JSON");
+    let names: Vec<String> = variants["variants"]
+        .as_array()
+        .expect("variants")
+        .iter()
+        .filter_map(|v| v["name"].as_str().map(String::from))
+        .collect();
+    let mut found = false;
+    for variant in &names {
+        let out = memtx(
+            &["validate-log", &log, "--variant", variant, "--json"],
+            &dir,
+        );
+        let v: serde_json::Value = match serde_json::from_str(&stdout(&out)) {
+            Ok(v) => v,
+            Err(_) => panic!("{variant}: {}{}", stdout(&out), stderr(&out)),
+        };
+        if v["runs"][0]["conforms"] == true && v["invariants_hold"] == false {
+            assert_eq!(out.status.code(), Some(1), "{variant}");
+            let broken = v["runs"][0]["broken"].as_array().expect("broken");
+            assert!(!broken.is_empty());
+            assert!(v["runs"][0]["replay"].is_string(), "a scenario is written");
+            found = true;
+        }
+    }
+    assert!(
+        found,
+        "some variant performs the dirty read and breaks an invariant: {names:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn malformed_logs_are_one_line_and_exit_2() {
+    let dir = scratch("malformed");
+    let header = "{\"format\": \"memtx-event-log\", \"version\": 1}\n";
+    let begin = "{\"event\": \"begin\", \"agent\": \"a\", \"tier\": \"medium\", \"isolation\": \"committed-read\"}\n";
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("empty", String::new(), "holds no run"),
+        ("no header", begin.to_string(), "line 1: an event before any run header"),
+        ("truncated", format!("{header}{{\"event\": \"begin\", \"agent\""), "line 2: the line ends before its JSON value does"),
+        ("not JSON", format!("{header}hello\n"), "line 2: not JSON"),
+        ("unknown event", format!("{header}{{\"event\": \"teleport\"}}\n"), "line 2: unknown event \"teleport\""),
+        ("unknown field", format!("{header}{{\"event\": \"tick\", \"speed\": 3}}\n"), "line 2: a tick event has no field \"speed\""),
+        ("wrong format", "{\"format\": \"memtx-trace\", \"version\": 1}\n".into(), "line 1: \"format\" is \"memtx-trace\""),
+        ("version", "{\"format\": \"memtx-event-log\", \"version\": 9}\n".into(), "line 1: event-log version 9"),
+        ("used before", format!("{header}{begin}{{\"event\": \"read\", \"agent\": \"a\", \"record\": \"ghost\"}}\n"), "line 3: record ghost is used before it exists"),
+        ("created twice", format!("{header}{begin}{{\"event\": \"stage\", \"agent\": \"a\", \"record\": \"x\", \"kind\": \"belief\", \"entity\": \"e\", \"attribute\": \"t\", \"value\": 1, \"source\": \"s\", \"authority\": 0.95, \"confidence\": 0.9, \"scope\": \"shared\"}}\n{{\"event\": \"stage\", \"agent\": \"a\", \"record\": \"x\", \"kind\": \"belief\", \"entity\": \"e\", \"attribute\": \"t\", \"value\": 1, \"source\": \"s\", \"confidence\": 0.9, \"scope\": \"shared\"}}\n"), "line 4: record x already exists (created on line 3)"),
+        ("no authority", format!("{header}{begin}{{\"event\": \"stage\", \"agent\": \"a\", \"record\": \"x\", \"kind\": \"belief\", \"entity\": \"e\", \"attribute\": \"t\", \"value\": 1, \"source\": \"s\", \"confidence\": 0.9, \"scope\": \"shared\"}}\n"), "line 3: run run 1: source s has no authority"),
+        ("confidence", format!("{header}{begin}{{\"event\": \"stage\", \"agent\": \"a\", \"record\": \"x\", \"kind\": \"belief\", \"entity\": \"e\", \"attribute\": \"t\", \"value\": 1, \"source\": \"s\", \"authority\": 0.9, \"confidence\": 7, \"scope\": \"shared\"}}\n"), "line 3: \"confidence\" must be a number between 0 and 1 (got 7)"),
+        ("too many authorities", "{\"format\": \"memtx-event-log\", \"version\": 1, \"sources\": {\"a\": 0.1, \"b\": 0.2, \"c\": 0.3}}\n".into(), "3 distinct authorities below 0.9"),
+        ("five agents", format!("{header}{}", (0..5).map(|i| format!("{{\"event\": \"end-session\", \"agent\": \"g{i}\"}}\n")).collect::<String>()), "line 6: run run 1: a run has at most 4 agents"),
+        ("seventeen ticks", format!("{header}{}", "{\"event\": \"tick\"}\n".repeat(17)), "the run has 17 ticks"),
+        ("bad state", format!("{header}{begin}{{\"event\": \"commit\", \"agent\": \"a\", \"outcome\": {{\"records\": {{\"x\": {{\"state\": \"done\"}}}}}}}}\n"), "line 3: \"outcome.records.x.state\" \"done\" is not a lifecycle state"),
+        ("unknown reason", format!("{header}{begin}{{\"event\": \"commit\", \"agent\": \"a\", \"outcome\": {{\"refused\": \"because\"}}}}\n"), "line 3: \"outcome.refused\" \"because\" is not a refusal reason"),
+        ("long line", format!("{header}{{\"event\": \"tick\", \"note\": \"{}\"}}\n", "x".repeat(2 << 20)), "line 2: the line is longer than 1 MiB"),
+        ("not UTF-8", format!("{header}\u{0}"), "line 2: not JSON"),
+    ];
+    for (what, text, want) in cases {
+        let log = write(&dir, "bad.jsonl", &text);
+        let out = memtx(&["validate-log", &log], &dir);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {}{err}", stdout(&out));
+        assert_eq!(err.lines().count(), 1, "{what}: one line: {err}");
+        assert!(err.contains(want), "{what}: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+    }
+    let mut bytes = header.as_bytes().to_vec();
+    bytes.extend_from_slice(b"{\"event\": \"tick\", \"note\": \"\xff\"}\n");
+    std::fs::write(dir.join("latin.jsonl"), bytes).expect("written");
+    let out = memtx(&["validate-log", "latin.jsonl"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("line 2: the line is not UTF-8 text"),
+        "{}",
+        stderr(&out)
+    );
+    let out = memtx(&["validate-log", "missing.jsonl"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    let out = memtx(&["validate-log", "."], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("it is a directory"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
