@@ -239,3 +239,144 @@ fn malformed_logs_are_one_line_and_exit_2() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every `.json` file under `dir`, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("readable folder") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            out.extend(json_files(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Validates `lines` (a log) under `variant` through the library; the runs.
+fn validate_lines(
+    dir: &Path,
+    lines: &[String],
+    variant: memtx_model::Variant,
+) -> Vec<memtx_checker::log::Run> {
+    let path = dir.join("emitted.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").expect("log written");
+    let mut runs = Vec::new();
+    memtx_checker::log::validate_log(&path, variant, |run| {
+        runs.push(run.clone());
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), lines.join("\n")));
+    runs
+}
+
+/// The round trip: every trace and scenario of `regressions/`, written as an implementation's
+/// log under its own variant (in other names: agents `planner`, records `note-3`, values of
+/// several JSON types), conforms; and the invariant a saved trace breaks is broken after the
+/// same event, so the log's harm is the trace's harm.
+#[test]
+fn every_regression_trace_written_as_a_log_conforms_and_breaks_what_it_breaks() {
+    use memtx_checker::log::emit::emit_run;
+    use memtx_checker::trace::{ExpectationKind, Trace};
+    let dir = scratch("round-trip");
+    let files = json_files(&root().join("regressions"));
+    assert!(files.len() > 40, "{} files", files.len());
+    let mut violations = 0;
+    for file in &files {
+        let trace = Trace::read(file).expect("a regression replays");
+        let ops: Vec<memtx_model::Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
+        let variant = trace.config.variant;
+        let lines = emit_run("round-trip", &trace.config, &ops);
+        let runs = validate_lines(&dir, &lines, variant);
+        assert_eq!(runs.len(), 1);
+        let run = &runs[0];
+        assert!(
+            run.result.divergence.is_none(),
+            "{}: {:?}\n{}",
+            file.display(),
+            run.result.divergence,
+            lines.join("\n")
+        );
+        assert_eq!(run.events, ops.len());
+        if trace.expectation.kind == ExpectationKind::Violation {
+            violations += 1;
+            let key = trace.expectation.property.as_deref().expect("a property");
+            let step = trace.expectation.step.expect("a step");
+            let broken = run.result.broken.iter().find(|b| b.key == key);
+            assert_eq!(
+                broken.map(|b| b.event),
+                Some(step),
+                "{}: {key} at step {step}; the log broke {:?}",
+                file.display(),
+                run.result.broken
+            );
+        }
+    }
+    assert!(violations > 30, "{violations} violation traces");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each outcome is compared: in every log written from `regressions/`, changing the state the
+/// log gives any one record after any one event (to every other lifecycle state in turn) is a
+/// divergence at exactly that event, naming that record; and a performed event logged as
+/// refused is one too.
+#[test]
+fn every_changed_outcome_of_every_regression_log_diverges_at_its_event() {
+    use memtx_checker::log::emit::emit_run;
+    use memtx_checker::log::names::LIVES;
+    use memtx_checker::trace::Trace;
+    let dir = scratch("mutations");
+    let (mut mutants, mut refusals) = (0, 0);
+    for file in json_files(&root().join("regressions")) {
+        let trace = Trace::read(&file).expect("a regression replays");
+        let ops: Vec<memtx_model::Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
+        let lines = emit_run("mutant", &trace.config, &ops);
+        for (i, line) in lines.iter().enumerate().skip(1) {
+            let event: serde_json::Value = serde_json::from_str(line).expect("JSON");
+            let Some(records) = event["outcome"]["records"].as_object() else {
+                continue;
+            };
+            let mut variants = Vec::new();
+            let (name, said) = records.iter().next().expect("a record");
+            for (other, _) in LIVES.iter().filter(|(n, _)| *n != said["state"]) {
+                let mut e = event.clone();
+                e["outcome"]["records"][name]["state"] = serde_json::json!(other);
+                variants.push(e);
+            }
+            let mut refused = event.clone();
+            refused["outcome"] = serde_json::json!({"refused": true});
+            variants.push(refused);
+            for (k, changed) in variants.into_iter().enumerate() {
+                let mut log = lines.clone();
+                log[i] = changed.to_string();
+                let runs = validate_lines(&dir, &log, trace.config.variant);
+                let d = runs[0].result.divergence.as_ref().unwrap_or_else(|| {
+                    panic!(
+                        "{}: event {i} changed to {} conforms",
+                        file.display(),
+                        log[i]
+                    )
+                });
+                assert_eq!(d.event, i, "{}: {}", file.display(), d.what);
+                if k + 1 == LIVES.len() {
+                    assert!(
+                        d.what.contains("the implementation refused it"),
+                        "{}",
+                        d.what
+                    );
+                    refusals += 1;
+                } else {
+                    assert!(d.what.contains(&format!("has {name} ")), "{}", d.what);
+                    mutants += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        mutants > 1000 && refusals > 150,
+        "{mutants} mutants, {refusals} refusals"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,12 +4,14 @@
 //! (docs/event-log.md): [`event`] reads a line strictly; [`names`] numbers one run's names in
 //! order of appearance, discretises authority and confidence by the protocol's thresholds and
 //! infers a configuration that fits the run; [`validate`] replays the run on the model's step
-//! function and reports the first event where the implementation and the protocol disagree.
+//! function and reports the first event where the implementation and the protocol disagree;
+//! [`emit`] writes a path through the model as a log (round trips, benchmarks, conformance).
 //!
 //! A log holds one or more runs, each opened by a header line; runs are independent (each
 //! starts from the model's initial state) and are read one at a time, so a long log of short
 //! runs is validated in memory proportional to its longest run.
 
+pub mod emit;
 pub mod event;
 pub mod names;
 pub mod validate;
