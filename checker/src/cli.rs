@@ -453,6 +453,11 @@ pub struct BenchArgs {
     /// of §10 by each, at most this long per seed (median of --seeds).
     #[arg(long, value_name = "DURATION")]
     pub simulate: Option<String>,
+    /// Instead of the engines: `memtx validate-log` on a generated log of this many events
+    /// (random walks over the preset, default `full`), against the model's own stepping of the
+    /// same operations (target: 100,000 events in under a minute).
+    #[arg(long, value_name = "EVENTS", conflicts_with = "simulate")]
+    pub validate_log: Option<usize>,
     /// With --simulate: seeds per variant's hunt (1 to N).
     #[arg(long, default_value_t = 3, requires = "simulate")]
     pub seeds: u64,
@@ -468,12 +473,13 @@ pub struct BenchArgs {
 }
 
 impl BenchArgs {
-    /// The preset benchmarked: `--preset`, or `quick` (`full` with --simulate).
+    /// The preset benchmarked: `--preset`, or `quick` (`full` with --simulate or
+    /// --validate-log).
     pub fn preset(&self) -> &str {
-        match (&self.preset, &self.simulate) {
-            (Some(name), _) => name,
-            (None, Some(_)) => "full",
-            (None, None) => "quick",
+        match &self.preset {
+            Some(name) => name,
+            None if self.simulate.is_some() || self.validate_log.is_some() => "full",
+            None => "quick",
         }
     }
 }

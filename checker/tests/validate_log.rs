@@ -380,3 +380,91 @@ fn every_changed_outcome_of_every_regression_log_diverges_at_its_event() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Random walks over `full` (the whole protocol at once: two agents, observations, reviews,
+/// revocations, reads, sessions) under every variant, written as logs: every run conforms to
+/// its own variant, and the invariants validate-log reports broken are exactly those the model
+/// judges broken along the walk, after the same event.
+#[test]
+fn random_walks_of_every_variant_written_as_logs_conform_and_break_what_they_break() {
+    use memtx_checker::bench::log::walks;
+    use memtx_checker::log::emit::emit_run;
+    use memtx_model::config::VARIANTS;
+    use memtx_model::machine::{step, MemTx};
+    use memtx_model::properties::PROPERTIES;
+    let dir = scratch("walks");
+    let mut broken_total = 0;
+    for info in VARIANTS {
+        let cfg = memtx_model::presets::preset("full", info.variant).expect("full");
+        let model = MemTx::new(cfg.clone());
+        let runs = walks(&cfg, 2_000, 7);
+        let mut lines = Vec::new();
+        let mut expected = Vec::new();
+        for (i, ops) in runs.iter().enumerate() {
+            lines.extend(emit_run(&format!("walk-{i}"), &cfg, ops));
+            // What the model itself says: the first event after which each invariant fails.
+            let mut state = memtx_model::State::initial();
+            let mut first: Vec<(String, usize)> = Vec::new();
+            for (k, op) in ops.iter().enumerate() {
+                if let Ok(post) = step(&cfg, &state, op) {
+                    state = post;
+                    for p in PROPERTIES.iter().filter(|p| p.is_invariant()) {
+                        if !(p.holds)(&model, &state) && !first.iter().any(|(key, _)| key == p.key)
+                        {
+                            first.push((p.key.to_string(), k + 1));
+                        }
+                    }
+                }
+            }
+            expected.push(first);
+        }
+        let judged = validate_lines(&dir, &lines, info.variant);
+        assert_eq!(judged.len(), runs.len(), "{}", info.name);
+        for (run, want) in judged.iter().zip(&expected) {
+            assert!(
+                run.result.divergence.is_none(),
+                "{}: {}: {:?}",
+                info.name,
+                run.name,
+                run.result.divergence
+            );
+            let got: Vec<(String, usize)> = run
+                .result
+                .broken
+                .iter()
+                .map(|b| (b.key.clone(), b.event))
+                .collect();
+            assert_eq!(&got, want, "{}: {}", info.name, run.name);
+            broken_total += got.len();
+        }
+    }
+    assert!(broken_total > 0, "some variant's walks break an invariant");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `memtx bench --validate-log N` (plumbing, a small log): the log it generates conforms, and
+/// it reports the rate and the target; conflicting flags are one line and exit 2.
+#[test]
+fn the_benchmark_generates_a_conforming_log_and_reports_the_target() {
+    let dir = scratch("bench");
+    let out = memtx(&["bench", "--validate-log", "500"], &dir);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(text.contains("A log of 500 events in"), "{text}");
+    assert!(text.contains("over `full`"), "{text}");
+    assert!(text.contains("Every run conforms: yes"), "{text}");
+    assert!(
+        text.contains("Target: 100,000 events in under 60 s"),
+        "{text}"
+    );
+    for bad in [
+        vec!["bench", "--validate-log", "0"],
+        vec!["bench", "--validate-log", "10", "--simulate", "1s"],
+        vec!["bench", "--validate-log", "10", "--repeat", "3"],
+    ] {
+        let out = memtx(&bad, &dir);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(stderr(&out).lines().count(), 1, "{bad:?}: {}", stderr(&out));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

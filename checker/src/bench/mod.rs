@@ -22,6 +22,7 @@
 //!
 //! [`two_phase_commit`] is the second benchmark model (and the explorer's own test model).
 
+pub mod log;
 pub mod simulation;
 pub mod two_phase_commit;
 

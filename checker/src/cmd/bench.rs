@@ -63,6 +63,9 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     if let Some(time) = &args.simulate {
         return crate::cmd::bench_simulate::bench_simulate(args, cfg, time);
     }
+    if let Some(events) = args.validate_log {
+        return crate::cmd::bench_simulate::bench_validate_log(args, cfg, events);
+    }
     if let Some(engine) = args.run_one {
         return measure_here(args, cfg, engine);
     }

@@ -1,5 +1,6 @@
 //! `memtx bench --simulate D`: memtx's swarm simulation against stateright's simulation
 //! checker on one preset, in one run ([`crate::bench::simulation`] measures; this prints).
+//! `memtx bench --validate-log N`: validate-log on a generated log ([`crate::bench::log`]).
 
 use crate::bench::simulation::{
     hunted, throughput, time_to_violation, Hunt, SimEngine, SimulationBench,
@@ -7,6 +8,43 @@ use crate::bench::simulation::{
 use crate::cli::BenchArgs;
 use crate::error::{ErrorKind, UserError};
 use memtx_model::config::Config;
+
+/// Runs the validate-log benchmark on a log of `events` events over `cfg`; exit code 0.
+pub fn bench_validate_log(args: &BenchArgs, cfg: Config, events: usize) -> Result<u8, UserError> {
+    let usage = |m: String| UserError::new(ErrorKind::Usage, m);
+    let others = [
+        (!args.two_phase.is_empty(), "--two-phase"),
+        (args.processes.is_some(), "--processes"),
+        (args.baseline_binary.is_some(), "--baseline-binary"),
+        (args.coverage_baseline, "--coverage-baseline"),
+        (args.run_one.is_some(), "--run-one"),
+        (args.repeat != 1, "--repeat"),
+        (args.skip_stateright, "--skip-stateright"),
+    ];
+    if let Some((_, flag)) = others.iter().find(|(given, _)| *given) {
+        return Err(usage(format!(
+            "--validate-log measures validate-log alone: drop {flag}"
+        )));
+    }
+    if !(1..=100_000_000).contains(&events) {
+        return Err(usage("--validate-log takes 1 to 100000000 events".into()));
+    }
+    let dir = std::env::temp_dir().join(format!("memtx-bench-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| UserError::io("cannot create a scratch directory", &dir, &e))?;
+    eprintln!(
+        "bench: validate-log on {events} events over {}",
+        args.preset()
+    );
+    let result = crate::bench::log::measure(&cfg, events, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = result?.to_markdown();
+    crate::output::print(&out)?;
+    if let Some(path) = &args.out {
+        crate::fsutil::write_atomic(path, out.as_bytes())?;
+    }
+    Ok(0)
+}
 
 /// Runs the simulation benchmark on `cfg` (the preset under `memtx`); exit code 0.
 pub fn bench_simulate(args: &BenchArgs, cfg: Config, time: &str) -> Result<u8, UserError> {
