@@ -65,6 +65,14 @@ pub struct ValidateLogArgs {
     /// that replays with `memtx replay`.
     #[arg(long, value_name = "DIR", default_value = "traces/logs")]
     pub scenarios: PathBuf,
+    /// Operations the log may leave out (comma-separated: tick, request-revocation, read, ...;
+    /// any that creates no record). Before an event that does not match, the shortest sequence
+    /// of such steps that makes it match is searched for, and said.
+    #[arg(long, value_name = "KINDS", value_delimiter = ',')]
+    pub missing: Vec<String>,
+    /// With --missing: the most left-out steps searched for before one event.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "missing")]
+    pub max_missing: usize,
     /// Print one JSON object instead of the text.
     #[arg(long)]
     pub json: bool,

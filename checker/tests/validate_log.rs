@@ -264,10 +264,14 @@ fn validate_lines(
     let path = dir.join("emitted.jsonl");
     std::fs::write(&path, lines.join("\n") + "\n").expect("log written");
     let mut runs = Vec::new();
-    memtx_checker::log::validate_log(&path, variant, |run| {
-        runs.push(run.clone());
-        Ok(())
-    })
+    memtx_checker::log::validate_log(
+        &path,
+        &memtx_checker::log::names::LogOptions::complete(variant),
+        |run| {
+            runs.push(run.clone());
+            Ok(())
+        },
+    )
     .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), lines.join("\n")));
     runs
 }
@@ -465,6 +469,122 @@ fn the_benchmark_generates_a_conforming_log_and_reports_the_target() {
         let out = memtx(&bad, &dir);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert_eq!(stderr(&out).lines().count(), 1, "{bad:?}: {}", stderr(&out));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Partial logs: every trace of `regressions/` written as a log with its ticks and revocation
+/// requests left out diverges as a complete log wherever a left-out step mattered, and
+/// conforms with `--missing tick,request-revocation`, the search inserting no more steps than
+/// were left out; the completed run replays as a scenario.
+#[test]
+fn logs_that_leave_out_ticks_and_revocation_requests_are_completed_by_search() {
+    use memtx_checker::log::emit::emit_run;
+    use memtx_checker::log::names::LogOptions;
+    use memtx_checker::trace::Trace;
+    let dir = scratch("partial");
+    let (mut partial_logs, mut completed_steps, mut strict_divergences) = (0, 0, 0);
+    for file in json_files(&root().join("regressions")) {
+        let trace = Trace::read(&file).expect("a regression");
+        let ops: Vec<memtx_model::Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
+        let lines = emit_run("partial", &trace.config, &ops);
+        let left_out = |l: &String| {
+            l.contains("\"event\":\"tick\"") || l.contains("\"event\":\"request-revocation\"")
+        };
+        let kept: Vec<String> = lines.iter().filter(|l| !left_out(l)).cloned().collect();
+        let dropped = lines.len() - kept.len();
+        if dropped == 0 {
+            continue;
+        }
+        partial_logs += 1;
+        let path = dir.join("partial.jsonl");
+        std::fs::write(&path, kept.join("\n") + "\n").expect("written");
+        let run_with = |options: &LogOptions| {
+            let mut runs = Vec::new();
+            memtx_checker::log::validate_log(&path, options, |run| {
+                runs.push(run.clone());
+                Ok(())
+            })
+            .map(|()| runs)
+        };
+        let variant = trace.config.variant;
+        // As a complete log: a divergence, or malformed (a validity shape off the clock).
+        match run_with(&LogOptions::complete(variant)) {
+            Ok(runs) => strict_divergences += usize::from(runs[0].result.divergence.is_some()),
+            Err(_) => strict_divergences += 1,
+        }
+        let options = LogOptions {
+            variant,
+            missing: vec!["tick", "request-revocation"],
+            max_missing: 3,
+        };
+        let runs = run_with(&options).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let r = &runs[0].result;
+        assert!(
+            r.divergence.is_none(),
+            "{}: {:?}\n{}",
+            file.display(),
+            r.divergence,
+            kept.join("\n")
+        );
+        assert!(
+            r.inserted.len() <= dropped,
+            "{}: {:?}",
+            file.display(),
+            r.inserted
+        );
+        completed_steps += r.inserted.len();
+        let completed = memtx_checker::trace::replay::replay(&r.scenario, None)
+            .unwrap_or_else(|e| panic!("{}: the completed run replays: {e:?}", file.display()));
+        assert!(completed.mismatches.is_empty(), "{}", file.display());
+    }
+    assert!(
+        partial_logs >= 10,
+        "{partial_logs} logs with steps left out"
+    );
+    assert!(
+        strict_divergences >= 5,
+        "{strict_divergences} diverge as complete logs"
+    );
+    assert!(completed_steps >= 10, "{completed_steps} steps found");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A defect is not explained away: with steps allowed missing, a changed outcome still
+/// diverges, and says no completion helps; unknown or record-creating kinds are usage errors.
+#[test]
+fn missing_steps_do_not_hide_a_divergence() {
+    let dir = scratch("not-hidden");
+    let text = example().replace(
+        "\"refund-eligible#18\": {\"state\": \"quarantined\", \"reason\": \"evidence\"}",
+        "\"refund-eligible#18\": {\"state\": \"committed\"}",
+    );
+    let log = write(&dir, "changed.jsonl", &text);
+    let out = memtx(
+        &[
+            "validate-log",
+            &log,
+            "--missing",
+            "tick,read,request-revocation,end-session",
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("the protocol has it quarantined (evidence): confidence 0.5 < 0.6 and authority 0.8 < 0.9 (and no sequence of at most 3 left-out steps (tick, read, request-revocation, end-session) makes it match)"),
+        "{}",
+        stdout(&out)
+    );
+    for (bad, want) in [
+        (
+            "stage",
+            "--missing stage: a stage creates a record the log names",
+        ),
+        ("teleport", "--missing: unknown operation \"teleport\""),
+    ] {
+        let out = memtx(&["validate-log", &log, "--missing", bad], &dir);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(want), "{}", stderr(&out));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -103,11 +103,15 @@ pub fn measure(
     let start = Instant::now();
     let mut conforms = true;
     let mut counted = 0;
-    crate::log::validate_log(&path, cfg.variant, |run| {
-        conforms &= run.clean();
-        counted += run.events;
-        Ok(())
-    })?;
+    crate::log::validate_log(
+        &path,
+        &crate::log::names::LogOptions::complete(cfg.variant),
+        |run| {
+            conforms &= run.clean();
+            counted += run.events;
+            Ok(())
+        },
+    )?;
     let validate_seconds = start.elapsed().as_secs_f64();
 
     let start = Instant::now();

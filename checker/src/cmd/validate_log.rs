@@ -9,6 +9,7 @@
 
 use crate::cli::ValidateLogArgs;
 use crate::error::{ErrorKind, UserError};
+use crate::log::names::{LogOptions, MISSABLE};
 use crate::log::{name_map, validate_log, Run};
 use crate::output;
 use crate::setup;
@@ -39,6 +40,7 @@ fn file_stem(name: &str, index: usize) -> String {
 pub fn validate_log_command(args: &ValidateLogArgs) -> Result<u8, UserError> {
     let variant =
         setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
+    let options = options(args, variant)?;
     let shown = crate::input::user_path(&args.log.to_string_lossy());
     let mut runs: Vec<Value> = Vec::new();
     let (mut total, mut diverging, mut breaking, mut events) = (0usize, 0usize, 0usize, 0usize);
@@ -48,7 +50,7 @@ pub fn validate_log_command(args: &ValidateLogArgs) -> Result<u8, UserError> {
             crate::trace::scenario::serde_name(&variant)
         ))?;
     }
-    validate_log(&args.log, variant, |run| {
+    validate_log(&args.log, &options, |run| {
         total += 1;
         events += run.events;
         let scenario = if run.clean() {
@@ -78,7 +80,10 @@ pub fn validate_log_command(args: &ValidateLogArgs) -> Result<u8, UserError> {
         output::println(&crate::fsutil::json_pretty(&out))?;
     } else {
         let verdict = if clean {
-            format!("every run conforms ({total} runs, {events} events), every invariant holds")
+            format!(
+                "every run conforms ({total} run{}, {events} events), every invariant holds",
+                if total == 1 { "" } else { "s" }
+            )
         } else {
             let mut parts = Vec::new();
             if diverging > 0 {
@@ -92,6 +97,46 @@ pub fn validate_log_command(args: &ValidateLogArgs) -> Result<u8, UserError> {
         output::println(&format!("Result: {verdict}"))?;
     }
     Ok(if clean { 0 } else { 1 })
+}
+
+/// The validation options of the command line; unknown or record-creating kinds refused.
+fn options(args: &ValidateLogArgs, variant: memtx_model::Variant) -> Result<LogOptions, UserError> {
+    let mut missing = Vec::new();
+    for kind in &args.missing {
+        let kind = kind.trim();
+        match MISSABLE.iter().find(|m| **m == kind) {
+            Some(m) => {
+                if !missing.contains(m) {
+                    missing.push(*m)
+                }
+            }
+            None if ["observe", "stage", "call-tool"].contains(&kind) => {
+                return Err(UserError::with_fix(
+                    ErrorKind::Usage,
+                    format!("--missing {kind}: a {kind} creates a record the log names, so it cannot be left out"),
+                    format!("choose among {}", MISSABLE.join(", ")),
+                ))
+            }
+            None => {
+                return Err(UserError::with_fix(
+                    ErrorKind::Usage,
+                    format!("--missing: unknown operation \"{}\"", crate::input::cut(kind)),
+                    format!("choose among {}", MISSABLE.join(", ")),
+                ))
+            }
+        }
+    }
+    if !missing.is_empty() && !(1..=8).contains(&args.max_missing) {
+        return Err(UserError::new(
+            ErrorKind::Usage,
+            "--max-missing must be between 1 and 8",
+        ));
+    }
+    Ok(LogOptions {
+        variant,
+        missing,
+        max_missing: args.max_missing,
+    })
 }
 
 fn write_scenario(dir: &Path, run: &Run, index: usize) -> Result<PathBuf, UserError> {
@@ -117,6 +162,23 @@ fn run_text(run: &Run, scenario: Option<&Path>) -> String {
             ),
         }
     );
+    if !r.inserted.is_empty() {
+        let steps: Vec<String> = r
+            .inserted
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} before event {} (line {})",
+                    s.action, s.before_event, s.line
+                )
+            })
+            .collect();
+        out.push_str(&format!(
+            "  {} step(s) the log leaves out, found by search: {}\n",
+            r.inserted.len(),
+            steps.join("; ")
+        ));
+    }
     for b in &r.broken {
         out.push_str(&format!(
             "  after event {} (line {}) the protocol's state breaks {} {}\n",
@@ -124,9 +186,13 @@ fn run_text(run: &Run, scenario: Option<&Path>) -> String {
         ));
     }
     if let Some(path) = scenario {
-        let before = r.scenario.steps.len();
+        let before = r.divergence.as_ref().map_or(run.events, |d| d.event - 1);
+        let what = match &r.divergence {
+            Some(_) => format!("the {before} events before it"),
+            None => format!("its {before} events"),
+        };
         out.push_str(&format!(
-            "  names: {}\n  {}\n  the {before} events before it, as a scenario: {}\n",
+            "  names: {}\n  {}\n  {what}, as a scenario: {}\n",
             name_map(&run.inferred),
             run.inferred.names.discretisation(),
             replay_command(path)
@@ -145,6 +211,7 @@ fn run_json(run: &Run, scenario: Option<&Path>) -> Value {
         "conforms": r.divergence.is_none(),
         "divergence": r.divergence,
         "broken": r.broken,
+        "inserted": r.inserted,
         "names": name_map(&run.inferred),
         "discretisation": run.inferred.names.discretisation(),
         "scenario": scenario.map(|p| p.to_string_lossy().to_string()),

@@ -18,8 +18,7 @@ pub mod validate;
 
 use crate::error::{ErrorKind, UserError};
 use event::{parse_line, Event, Header, Line};
-use memtx_model::config::Variant;
-use names::Inferred;
+use names::{Inferred, LogOptions};
 use std::io::{BufRead, Read};
 use std::path::Path;
 use validate::{validate_run, Malformed, RunResult};
@@ -57,12 +56,12 @@ fn malformed(origin: &str, line: usize, why: &str) -> UserError {
     )
 }
 
-/// Reads the log at `path` and validates each run under `variant`, calling `each` with every
+/// Reads the log at `path` and validates each run as `options` say, calling `each` with every
 /// run as soon as it is judged. Malformed input (a line that is not an event, a record used
 /// before it exists, a run the model cannot hold) is a one-line [`UserError`] naming the line.
 pub fn validate_log(
     path: &Path,
-    variant: Variant,
+    options: &LogOptions,
     mut each: impl FnMut(&Run) -> Result<(), UserError>,
 ) -> Result<(), UserError> {
     let origin = crate::input::user_path(&path.to_string_lossy());
@@ -85,7 +84,7 @@ pub fn validate_log(
             return Ok(());
         };
         *runs += 1;
-        let run = judge_run(&origin, header, line, events, variant, *runs)?;
+        let run = judge_run(&origin, header, line, events, options, *runs)?;
         each(&run)
     };
     loop {
@@ -147,7 +146,7 @@ fn judge_run(
     header: Header,
     line: usize,
     events: Vec<Event>,
-    variant: Variant,
+    options: &LogOptions,
     index: usize,
 ) -> Result<Run, UserError> {
     let name = header.run.clone().unwrap_or_else(|| format!("run {index}"));
@@ -157,7 +156,7 @@ fn judge_run(
         .map(|e| e.outcome.as_ref().is_some_and(|o| o.refused.is_some()))
         .collect();
     let inferred =
-        names::infer(&header.sources, &ops, &refused, variant).map_err(|(at, why)| {
+        names::infer(&header.sources, &ops, &refused, options).map_err(|(at, why)| {
             let at_line = at.map_or(line, |i| events[i].line);
             malformed(
                 origin,
@@ -171,7 +170,7 @@ fn judge_run(
         name_map(&inferred),
         inferred.names.discretisation()
     );
-    let result = validate_run(&events, &inferred, description)
+    let result = validate_run(&events, &inferred, description, options)
         .map_err(|Malformed { line, why }| malformed(origin, line, &why))?;
     Ok(Run {
         name,

@@ -167,6 +167,72 @@ pub fn validity_of(span: Option<Span>, now: u8) -> Result<(Validity, ValiditySha
     Ok((validity, shape))
 }
 
+/// The events a log may leave out (`validate-log --missing`): operations that create no
+/// record (a record is named by the event that creates it, so creations cannot be missing).
+pub const MISSABLE: [&str; 12] = [
+    "tick",
+    "begin",
+    "adopt",
+    "commit",
+    "abort",
+    "request-revocation",
+    "apply-revocation",
+    "revalidate",
+    "rebuild",
+    "read",
+    "end-session",
+    "resolve",
+];
+
+/// The log's name of the operation `op` (`call-tool`).
+pub fn event_name(op: &memtx_model::Op) -> &'static str {
+    use memtx_model::Op;
+    match op {
+        Op::Tick => "tick",
+        Op::Observe { .. } => "observe",
+        Op::Begin { .. } => "begin",
+        Op::Stage { .. } => "stage",
+        Op::Adopt { .. } => "adopt",
+        Op::Commit { .. } => "commit",
+        Op::Abort { .. } => "abort",
+        Op::CallTool { .. } => "call-tool",
+        Op::RequestRevocation { .. } => "request-revocation",
+        Op::ApplyRevocation { .. } => "apply-revocation",
+        Op::Revalidate { .. } => "revalidate",
+        Op::Rebuild { .. } => "rebuild",
+        Op::Read { .. } => "read",
+        Op::EndSession { .. } => "end-session",
+        Op::Resolve { .. } => "resolve",
+    }
+}
+
+/// How a log is validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogOptions {
+    /// The protocol the implementation claims to follow.
+    pub variant: Variant,
+    /// Operations the log may leave out (names of [`MISSABLE`]); empty: a complete log.
+    pub missing: Vec<&'static str>,
+    /// The most left-out steps searched for before one event.
+    pub max_missing: usize,
+}
+
+impl LogOptions {
+    /// A complete log under `variant`.
+    pub fn complete(variant: Variant) -> Self {
+        LogOptions {
+            variant,
+            missing: Vec::new(),
+            max_missing: 0,
+        }
+    }
+
+    /// May the log leave out ticks (so the model's clock is not the count of logged ticks)?
+    pub fn ticks_missing(&self) -> bool {
+        self.missing.contains(&"tick")
+    }
+}
+
 /// One run's names and the configuration that replays it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inferred {
@@ -189,8 +255,9 @@ pub fn infer(
     declared: &[(String, f64)],
     events: &[&EventOp],
     refused: &[bool],
-    variant: Variant,
+    options: &LogOptions,
 ) -> Result<Inferred, (Option<usize>, String)> {
+    let variant = options.variant;
     let mut names = Names::default();
     let mut authorities: Vec<(String, f64)> = declared.to_vec();
     let mut domain = Domain {
@@ -289,9 +356,20 @@ pub fn infer(
                 if let Some(w) = w {
                     write(w)?;
                     domain.belief_parents = domain.belief_parents.max(n);
-                    let now = ticks.min(u64::from(u8::MAX)) as u8;
-                    let (_, shape) = validity_of(*validity, now).map_err(at)?;
-                    push_unique(&mut domain.validities, shape);
+                    if options.ticks_missing() {
+                        // The clock is not the count of logged ticks: every shape may occur.
+                        for shape in [
+                            ValidityShape::Open,
+                            ValidityShape::OneTick,
+                            ValidityShape::FromNextTick,
+                        ] {
+                            push_unique(&mut domain.validities, shape);
+                        }
+                    } else {
+                        let now = ticks.min(u64::from(u8::MAX)) as u8;
+                        let (_, shape) = validity_of(*validity, now).map_err(at)?;
+                        push_unique(&mut domain.validities, shape);
+                    }
                 } else {
                     push_unique(&mut domain.view_scopes, *view_scope);
                     domain.view_parents = domain.view_parents.max(n);
@@ -316,6 +394,18 @@ pub fn infer(
             | EventOp::Abort { .. }
             | EventOp::Revalidate { .. }
             | EventOp::Rebuild { .. } => {}
+        }
+    }
+    // What the left-out steps need: their families enabled, the clock room to advance.
+    for name in &options.missing {
+        match *name {
+            "tick" => ticks = 16,
+            "request-revocation" | "apply-revocation" => domain.revocations = true,
+            "read" => domain.reads = true,
+            "end-session" => domain.sessions = true,
+            "resolve" => domain.reviews = true,
+            "adopt" => domain.observe = true,
+            _ => {}
         }
     }
     if ticks > 16 {

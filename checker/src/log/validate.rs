@@ -9,12 +9,12 @@
 //! the outcome gives them.
 
 use super::event::{Event, EventOp, Outcome, RecordOutcome};
-use super::names::{confidence_level, life_name, validity_of, Inferred};
+use super::names::{confidence_level, event_name, life_name, validity_of, Inferred, LogOptions};
 use crate::trace::scenario::{serde_name, RecordExpect, RefusalSeen, StepExpect};
 use crate::trace::{Expectation, Step, Trace, TRACE_FORMAT, TRACE_VERSION};
 use memtx_model::display::op_line;
 use memtx_model::evidence::{AUTHORITY_THRESHOLD, CONFIDENCE_THRESHOLD};
-use memtx_model::machine::{step, MemTx};
+use memtx_model::machine::{candidate_ops, step, MemTx};
 use memtx_model::properties::PROPERTIES;
 use memtx_model::record::{Reason, Record, RecordId, RecordSet};
 use memtx_model::rules::take_fired;
@@ -56,6 +56,8 @@ pub struct RunResult {
     pub divergence: Option<Divergence>,
     /// Invariants broken along the run (on the events before any divergence).
     pub broken: Vec<Broken>,
+    /// Steps the log left out, found by the search (`--missing`), in order.
+    pub inserted: Vec<Inserted>,
     /// The run's events before its divergence (all of them when it conforms) as a memtx
     /// scenario: the inferred configuration, each operation, each outcome as the step's
     /// expectation; it replays with `memtx replay`.
@@ -263,12 +265,163 @@ fn because(r: &Record, inf: &Inferred, confidence: Option<f64>) -> String {
     )
 }
 
+/// What an event did on the model, when it matched the log.
+struct Matched {
+    /// The state after it (the same state when it was refused).
+    post: State,
+    /// The log's outcome as the scenario step's expectation.
+    expect: StepExpect,
+    /// The operation.
+    op: Op,
+}
+
+/// Performs event `e` in `state` and compares with the log: the match, or the divergence in
+/// the log's words. `Ok(Err(..))` is a divergence; `Err(..)` malformed input.
+fn attempt(
+    e: &Event,
+    inf: &Inferred,
+    records: &Records,
+    confidences: &BTreeMap<RecordId, f64>,
+    state: &State,
+) -> Result<Result<Matched, String>, Malformed> {
+    let cfg = &inf.config;
+    let op = to_op(e, inf, records, state.clock)?;
+    let outcome = e.outcome.clone().unwrap_or_default();
+    take_fired();
+    let result = step(cfg, state, &op);
+    let fired = take_fired();
+    let mut expect = StepExpect::default();
+    let post = match (result, outcome.refused) {
+        (Err(refusal), None) => {
+            let seen = RefusalSeen::new(&refusal, fired);
+            return Ok(Err(format!(
+                "the implementation performed it; the protocol refuses it: {}",
+                seen.describe()
+            )));
+        }
+        (Ok(_), Some(reason)) => {
+            return Ok(Err(format!(
+                "the implementation refused it{}; the protocol performs it",
+                reason.map_or(String::new(), |r| format!(" ({r})"))
+            )));
+        }
+        (Err(refusal), Some(reason)) => {
+            let seen = RefusalSeen::new(&refusal, fired);
+            match reason {
+                Some(r) if !seen.matches(&r) => {
+                    return Ok(Err(format!(
+                        "the implementation refused it for {r}; the protocol refuses it for {}",
+                        seen.describe()
+                    )));
+                }
+                Some(r) => expect.refused = Some(r),
+                None => expect.refused = seen.rules.first().cloned().or(seen.condition.clone()),
+            }
+            state.clone()
+        }
+        (Ok(post), None) => {
+            let created = e.op.creates();
+            for (name, said) in &outcome.records {
+                let id = match created {
+                    Some(c) if c == name => records.names.len() as RecordId,
+                    _ => records.id(name, e.line)?,
+                };
+                let r = post.record(id);
+                let want = record_expect(said);
+                if !want.differences(r).is_empty() {
+                    let confidence = match (&e.op, created) {
+                        (
+                            EventOp::Stage { write: Some(w), .. }
+                            | EventOp::Observe { write: w, .. },
+                            Some(c),
+                        ) if c == name => Some(w.confidence),
+                        _ => confidences.get(&id).copied(),
+                    };
+                    return Ok(Err(format!(
+                        "the implementation has {name} {}; the protocol has it {}{}",
+                        outcome_words(said),
+                        record_words(r),
+                        because(r, inf, confidence)
+                    )));
+                }
+                expect.records.insert(id, want);
+            }
+            post
+        }
+    };
+    Ok(Ok(Matched { post, expect, op }))
+}
+
+/// The most states the search for left-out steps visits before one event.
+pub const SEARCH_STATES: usize = 200_000;
+
+/// The shortest sequence of at most `options.max_missing` left-out operations (of the kinds
+/// `options.missing`) from `state` after which event `e` matches the log, breadth first, the
+/// first in the model's order among the shortest; with the match.
+fn complete(
+    e: &Event,
+    inf: &Inferred,
+    records: &Records,
+    confidences: &BTreeMap<RecordId, f64>,
+    state: &State,
+    options: &LogOptions,
+) -> Option<(Vec<Op>, Matched)> {
+    let cfg = &inf.config;
+    let mut seen: std::collections::HashSet<State> = std::collections::HashSet::new();
+    seen.insert(state.clone());
+    let mut level: Vec<(State, Vec<Op>)> = vec![(state.clone(), Vec::new())];
+    let mut candidates = Vec::new();
+    for _ in 0..options.max_missing {
+        let mut next = Vec::new();
+        for (s, path) in &level {
+            candidates.clear();
+            candidate_ops(cfg, s, &mut candidates);
+            for op in candidates
+                .iter()
+                .filter(|op| options.missing.contains(&event_name(op)))
+            {
+                let Ok(post) = step(cfg, s, op) else {
+                    continue;
+                };
+                if !seen.insert(post.clone()) {
+                    continue;
+                }
+                let mut p = path.clone();
+                p.push(op.clone());
+                if let Ok(Ok(m)) = attempt(e, inf, records, confidences, &post) {
+                    return Some((p, m));
+                }
+                if seen.len() > SEARCH_STATES {
+                    return None;
+                }
+                next.push((post, p));
+            }
+        }
+        level = next;
+    }
+    None
+}
+
+/// A step the log left out, found by the search.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Inserted {
+    /// The event it comes before (1-based).
+    pub before_event: usize,
+    /// That event's line.
+    pub line: usize,
+    /// The operation, in the model's words (`Tick`, `RequestRevocation r0`).
+    pub action: String,
+}
+
 /// Replays one run (`events`, configuration and names from [`super::names::infer`]) under the
-/// configuration's variant. Stops at the first divergence.
+/// configuration's variant. Stops at the first divergence. With `options.missing`, an event
+/// that does not match is tried after the shortest sequence of left-out operations that makes
+/// it match, if any (see [`Inserted`]).
 pub fn validate_run(
     events: &[Event],
     inf: &Inferred,
     description: String,
+    options: &LogOptions,
 ) -> Result<RunResult, Malformed> {
     let cfg = &inf.config;
     let model = MemTx::new(cfg.clone());
@@ -280,12 +433,28 @@ pub fn validate_run(
     let mut confidences: BTreeMap<RecordId, f64> = BTreeMap::new();
     let mut steps: Vec<Step> = Vec::new();
     let mut broken: Vec<Broken> = Vec::new();
+    let mut inserted: Vec<Inserted> = Vec::new();
     let mut divergence = None;
     let mut compared = 0;
+    let judge = |state: &State, number: usize, line: usize, broken: &mut Vec<Broken>| {
+        let mut now_broken = Vec::new();
+        for p in PROPERTIES.iter().filter(|p| p.is_invariant()) {
+            if broken.iter().any(|b| b.key == p.key) || (p.holds)(&model, state) {
+                continue;
+            }
+            broken.push(Broken {
+                key: p.key.to_string(),
+                name: p.name.to_string(),
+                event: number,
+                line,
+            });
+            now_broken.push(p.key.to_string());
+        }
+        now_broken
+    };
     for (i, e) in events.iter().enumerate() {
         let number = i + 1;
         compared = number;
-        let op = to_op(e, inf, &records, state.clock)?;
         if let Some(name) = e.op.creates() {
             if let Some(line) = records.created_at.get(name) {
                 return Err(Malformed {
@@ -297,100 +466,85 @@ pub fn validate_run(
                 });
             }
         }
-        let outcome = e.outcome.clone().unwrap_or_default();
-        let said_refused = outcome.refused.clone();
-        take_fired();
-        let result = step(cfg, &state, &op);
-        let fired = take_fired();
-        let diverge = |what: String| Divergence {
-            event: number,
-            line: e.line,
-            action: e.op.describe(),
-            what,
+        let first = attempt(e, inf, &records, &confidences, &state);
+        let matched = match first {
+            Ok(Ok(m)) => m,
+            Ok(Err(_)) | Err(_) if !options.missing.is_empty() => {
+                match complete(e, inf, &records, &confidences, &state, options) {
+                    Some((path, m)) => {
+                        for op in path {
+                            let post = step(cfg, &state, &op).unwrap_or_else(|_| state.clone());
+                            state = post;
+                            let violates = judge(&state, number, e.line, &mut broken);
+                            inserted.push(Inserted {
+                                before_event: number,
+                                line: e.line,
+                                action: op_line(&op),
+                            });
+                            let expect = StepExpect {
+                                violates,
+                                ..StepExpect::default()
+                            };
+                            steps.push(Step {
+                                label: op_line(&op),
+                                action: op,
+                                state: None,
+                                expect: (expect != StepExpect::default()).then_some(expect),
+                            });
+                        }
+                        m
+                    }
+                    None => {
+                        let why = first?.err().unwrap_or_default();
+                        divergence = Some(Divergence {
+                            event: number,
+                            line: e.line,
+                            action: e.op.describe(),
+                            what: format!(
+                                "{why} (and no sequence of at most {} left-out steps ({}) makes it match)",
+                                options.max_missing,
+                                options.missing.join(", ")
+                            ),
+                        });
+                        break;
+                    }
+                }
+            }
+            Ok(Err(why)) => {
+                divergence = Some(Divergence {
+                    event: number,
+                    line: e.line,
+                    action: e.op.describe(),
+                    what: why,
+                });
+                break;
+            }
+            Err(malformed) => return Err(malformed),
         };
-        let mut expect = StepExpect::default();
-        match (result, said_refused) {
-            (Err(refusal), None) => {
-                let seen = RefusalSeen::new(&refusal, fired);
-                divergence = Some(diverge(format!(
-                    "the implementation performed it; the protocol refuses it: {}",
-                    seen.describe()
-                )));
-                break;
-            }
-            (Ok(_), Some(reason)) => {
-                divergence = Some(diverge(format!(
-                    "the implementation refused it{}; the protocol performs it",
-                    reason.map_or(String::new(), |r| format!(" ({r})"))
-                )));
-                break;
-            }
-            (Err(refusal), Some(reason)) => {
-                let seen = RefusalSeen::new(&refusal, fired);
-                match reason {
-                    Some(r) if !seen.matches(&r) => {
-                        divergence = Some(diverge(format!(
-                            "the implementation refused it for {r}; the protocol refuses it for {}",
-                            seen.describe()
-                        )));
-                        break;
-                    }
-                    Some(r) => expect.refused = Some(r),
-                    None => expect.refused = seen.rules.first().cloned().or(seen.condition.clone()),
+        let Matched {
+            post,
+            mut expect,
+            op,
+        } = matched;
+        if expect.refused.is_none() {
+            if let Some(name) = e.op.creates() {
+                let id = records.names.len() as RecordId;
+                records.names.push(name.to_string());
+                records.created_at.insert(name, e.line);
+                if let EventOp::Stage { write: Some(w), .. } | EventOp::Observe { write: w, .. } =
+                    &e.op
+                {
+                    confidences.insert(id, w.confidence);
                 }
             }
-            (Ok(post), None) => {
-                if let Some(name) = e.op.creates() {
-                    let id = records.names.len();
-                    records.names.push(name.to_string());
-                    records.created_at.insert(name, e.line);
-                    if let EventOp::Stage { write: Some(w), .. }
-                    | EventOp::Observe { write: w, .. } = &e.op
-                    {
-                        confidences.insert(id as RecordId, w.confidence);
-                    }
-                }
-                let mut differs = None;
-                for (name, said) in &outcome.records {
-                    let id = records.id(name, e.line)?;
-                    let r = post.record(id);
-                    let want = record_expect(said);
-                    if !want.differences(r).is_empty() {
-                        differs = Some(format!(
-                            "the implementation has {name} {}; the protocol has it {}{}",
-                            outcome_words(said),
-                            record_words(r),
-                            because(r, inf, confidences.get(&id).copied())
-                        ));
-                        break;
-                    }
-                    expect.records.insert(id, want);
-                }
-                if let Some(what) = differs {
-                    divergence = Some(diverge(what));
-                    break;
-                }
-                state = post;
-                for p in PROPERTIES.iter().filter(|p| p.is_invariant()) {
-                    if broken.iter().any(|b| b.key == p.key) || (p.holds)(&model, &state) {
-                        continue;
-                    }
-                    broken.push(Broken {
-                        key: p.key.to_string(),
-                        name: p.name.to_string(),
-                        event: number,
-                        line: e.line,
-                    });
-                    expect.violates.push(p.key.to_string());
-                }
-            }
+            state = post;
+            expect.violates = judge(&state, number, e.line, &mut broken);
         }
-        let has_expect = expect != StepExpect::default();
         steps.push(Step {
             label: op_line(&op),
             action: op,
             state: None,
-            expect: has_expect.then_some(expect),
+            expect: (expect != StepExpect::default()).then_some(expect),
         });
     }
     let scenario = Trace {
@@ -410,6 +564,7 @@ pub fn validate_run(
         compared,
         divergence,
         broken,
+        inserted,
         scenario,
     })
 }
