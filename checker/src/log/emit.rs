@@ -5,7 +5,8 @@
 //!
 //! Each operation is performed on the model's step function; a refused one is logged with
 //! `"refused"` and its first refusal rule. After a performed one, every record it created or
-//! changed (lifecycle state, reason, effect, pending revocation) is named with what it became.
+//! changed (lifecycle state, reason, effect, pending revocation) is named with what it became,
+//! and `"all_changes": true` says that these are all.
 
 use super::event::{LOG_FORMAT, LOG_VERSION};
 use super::names::life_name;
@@ -89,7 +90,7 @@ pub fn emit_run(run: &str, cfg: &Config, ops: &[Op]) -> Vec<String> {
             }
             Ok(post) => {
                 let changed = crate::trace::changed_records(&state, post);
-                if !changed.is_empty() {
+                {
                     let mut records = Map::new();
                     for id in changed.iter() {
                         let r = post.record(id);
@@ -108,7 +109,10 @@ pub fn emit_run(run: &str, cfg: &Config, ops: &[Op]) -> Vec<String> {
                         o.insert("pending_revocation".into(), json!(r.pending_revocation));
                         records.insert(record_name(post, id), Value::Object(o));
                     }
-                    event.insert("outcome".into(), json!({ "records": records }));
+                    event.insert(
+                        "outcome".into(),
+                        json!({ "records": records, "all_changes": true }),
+                    );
                 }
             }
         }

@@ -189,6 +189,9 @@ pub struct Outcome {
     pub refused: Option<Option<String>>,
     /// Records by name and what they are after the event.
     pub records: BTreeMap<String, RecordOutcome>,
+    /// `records` names every record the event changed (`"all_changes": true`): a record the
+    /// protocol changes that it does not name is a divergence (a missed repair shows).
+    pub all_changes: bool,
 }
 
 /// What a record is after an event, as the implementation says; `None` fields are not compared.
@@ -586,11 +589,20 @@ fn read_outcome(v: Value) -> Result<Outcome, String> {
             records.insert(name.clone(), read_record_outcome(r, &name)?);
         }
     }
+    let all_changes = match f.take("all_changes") {
+        None => false,
+        Some(Value::Bool(b)) => b,
+        Some(_) => return Err("\"outcome.all_changes\" must be true or false".into()),
+    };
     f.done("\"outcome\"")?;
-    if refused.is_some() && !records.is_empty() {
-        return Err("\"outcome\" says the event was refused and names records after it: a refused event changes nothing; give one or the other".into());
+    if refused.is_some() && (!records.is_empty() || all_changes) {
+        return Err("\"outcome\" says the event was refused and names what it changed: a refused event changes nothing; give one or the other".into());
     }
-    Ok(Outcome { refused, records })
+    Ok(Outcome {
+        refused,
+        records,
+        all_changes,
+    })
 }
 
 fn read_record_outcome(v: Value, name: &str) -> Result<RecordOutcome, String> {

@@ -346,6 +346,29 @@ fn attempt(
                 }
                 expect.records.insert(id, want);
             }
+            if outcome.all_changes {
+                let named = |id: RecordId| {
+                    let name = match created {
+                        Some(c) if id as usize == records.names.len() => c,
+                        _ => records.names.get(id as usize).map_or("?", String::as_str),
+                    };
+                    (outcome.records.contains_key(name), name.to_string())
+                };
+                for id in crate::trace::changed_records(state, &post).iter() {
+                    let (said, name) = named(id);
+                    if !said {
+                        return Ok(Err(format!(
+                            "the implementation says it changed only {}; the protocol also makes {name} {}",
+                            if outcome.records.is_empty() {
+                                "nothing".to_string()
+                            } else {
+                                outcome.records.keys().cloned().collect::<Vec<_>>().join(", ")
+                            },
+                            record_words(post.record(id))
+                        )));
+                    }
+                }
+            }
             post
         }
     };

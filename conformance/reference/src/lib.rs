@@ -9,13 +9,12 @@
 //! It runs a *script*: an event log (`docs/event-log.md`) whose events have no outcomes (any
 //! outcome given is ignored). It performs each event (or refuses it) and writes the log with
 //! the outcome it decided: whether it refused and why, and every record the event created or
-//! changed. [`run_script`] is the whole interface.
+//! changed (`"all_changes": true`). [`run_script`] is the whole interface.
 //!
-//! Scope (version 1): `tick`, `begin`, `stage` (beliefs and views), `commit`, `abort`,
-//! `call-tool`, `request-revocation`, `apply-revocation`, `read`, `end-session`, any number of
-//! agents. Not implemented (an event of these kinds is logged refused, which
-//! `validate-log` reports as a divergence): `observe`, `adopt`, `revalidate`, `rebuild`,
-//! `resolve`.
+//! Scope: every operation of the protocol (`tick`, `observe`, `begin`, `stage` of beliefs and
+//! views, `adopt`, `commit`, `abort`, `call-tool`, `request-revocation`, `apply-revocation`,
+//! `revalidate`, `rebuild`, `read`, `end-session`, `resolve`), any number of agents. An event of
+//! another kind is logged refused.
 
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -90,6 +89,7 @@ impl Kind {
 /// Lifecycle states, in the log's spelling; the main path in rank order first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Life {
+    Raw,
     Tentative,
     Committed,
     ActionSafe,
@@ -101,6 +101,7 @@ enum Life {
 impl Life {
     fn name(self) -> &'static str {
         match self {
+            Life::Raw => "raw",
             Life::Tentative => "tentative",
             Life::Committed => "committed",
             Life::ActionSafe => "action-safe",
@@ -112,6 +113,7 @@ impl Life {
     /// Rank on the main path (raw 0, tentative 1, validated 2, committed 3, action-safe 4).
     fn rank(self) -> Option<u8> {
         match self {
+            Life::Raw => Some(0),
             Life::Tentative => Some(1),
             Life::Committed => Some(3),
             Life::ActionSafe => Some(4),
@@ -162,6 +164,8 @@ struct Rec {
     transcribed: BTreeSet<usize>,
     /// The commit sequence number as of which what it asserts was observed.
     observed: Option<u64>,
+    /// While in review: the snapshot its reviewer judges it against.
+    review_seq: Option<u64>,
 }
 
 impl Rec {
@@ -413,6 +417,21 @@ impl Store {
         (seen, hidden)
     }
 
+    /// Permission inheritance: scope rank over declared ancestors, then who may read the
+    /// content. The reason it fails for, if it does.
+    fn permission_fails(&self, id: usize) -> Option<&'static str> {
+        let r = &self.recs[id];
+        let narrowest = self.ancestors(id).iter().map(|&p| self.recs[p].scope).min();
+        if narrowest.is_some_and(|n| r.scope > n) {
+            return Some("permission");
+        }
+        let readable = self.content(id).iter().all(|&x| {
+            let o = &self.recs[x];
+            o.scope != 0 || (r.scope == 0 && o.owner == r.owner)
+        });
+        (!readable).then_some("content-permission")
+    }
+
     fn pipeline(&self, id: usize, snapshot_seq: u64, commit_start: u64) -> Verdict {
         let r = &self.recs[id];
         // 1. Evidence.
@@ -481,19 +500,9 @@ impl Store {
                 return Verdict::Quarantine("uncommitted-parent");
             }
         }
-        // Permission inheritance: scope rank over declared ancestors, then who may read the
-        // content.
         if !self.on(Defect::NoPermissionCheck) {
-            let narrowest = self.ancestors(id).iter().map(|&p| self.recs[p].scope).min();
-            if narrowest.is_some_and(|n| r.scope > n) {
-                return Verdict::Quarantine("permission");
-            }
-            let readable = self.content(id).iter().all(|&x| {
-                let o = &self.recs[x];
-                o.scope != 0 || (r.scope == 0 && o.owner == r.owner)
-            });
-            if !readable {
-                return Verdict::Quarantine("content-permission");
+            if let Some(reason) = self.permission_fails(id) {
+                return Verdict::Quarantine(reason);
             }
         }
         // Dependency stability.
@@ -520,13 +529,7 @@ impl Store {
                     outranked,
                     corrected,
                 } => {
-                    let scope = self.recs[id].scope;
-                    let narrower: Vec<usize> = self
-                        .contradicting(id)
-                        .1
-                        .into_iter()
-                        .filter(|&x| self.recs[x].scope < scope)
-                        .collect();
+                    let narrower = self.narrower_hidden(id);
                     for x in outranked {
                         self.recs[x].life = Life::Superseded;
                         self.recs[x].reason = Some("superseded-by-authority");
@@ -535,28 +538,201 @@ impl Store {
                         self.recs[x].life = Life::Superseded;
                         self.recs[x].reason = Some("superseded-by-correction");
                     }
-                    let r = &mut self.recs[id];
-                    r.life = if tx.external {
-                        Life::ActionSafe
-                    } else {
-                        Life::Committed
-                    };
-                    r.seq = Some(self.next_seq);
-                    r.reason = None;
-                    self.next_seq += 1;
-                    for x in narrower {
-                        self.recs[x].life = Life::Quarantined;
-                        self.recs[x].reason = Some("scope-review");
-                    }
+                    self.promote(id, tx.external, narrower);
                 }
                 Verdict::Quarantine(reason) => {
                     self.recs[id].life = Life::Quarantined;
                     self.recs[id].reason = Some(reason);
+                    if reason == "review" || reason == "scope-review" {
+                        self.recs[id].review_seq = Some(tx.snapshot_seq);
+                    }
                 }
                 Verdict::Abort(reason) => self.retract(id, reason),
             }
         }
         self.close(agent);
+        Ok(())
+    }
+
+    /// `id` commits (ActionSafe when `external`), taking the next commit sequence number; the
+    /// `narrower` rivals its writer may not see leave force for their owners' review.
+    fn promote(&mut self, id: usize, external: bool, narrower: Vec<usize>) {
+        let r = &mut self.recs[id];
+        r.life = if external {
+            Life::ActionSafe
+        } else {
+            Life::Committed
+        };
+        r.seq = Some(self.next_seq);
+        r.reason = None;
+        r.review_seq = None;
+        self.next_seq += 1;
+        for x in narrower {
+            let r = &mut self.recs[x];
+            r.life = Life::Quarantined;
+            r.reason = Some("scope-review");
+            r.review_seq = r.seq;
+        }
+    }
+
+    /// The rivals of `id` its writer may not see and that are narrower than it.
+    fn narrower_hidden(&self, id: usize) -> Vec<usize> {
+        let scope = self.recs[id].scope;
+        self.contradicting(id)
+            .1
+            .into_iter()
+            .filter(|&x| self.recs[x].scope < scope)
+            .collect()
+    }
+
+    fn observe(&mut self, mut rec: Rec) -> Result<(), Refused> {
+        rec.life = Life::Raw;
+        rec.from = self.clock;
+        rec.until = None;
+        self.recs.push(rec);
+        Ok(())
+    }
+
+    /// `id` leaves every open snapshot: a new uncommitted version.
+    fn forget_in_snapshots(&mut self, id: usize) {
+        for tx in self.txns.values_mut() {
+            tx.snapshot.remove(&id);
+        }
+    }
+
+    fn adopt(&mut self, agent: &str, id: usize) -> Result<(), Refused> {
+        let Some(tx) = self.txns.get(agent).cloned() else {
+            return Err("enable.adopt.no-txn");
+        };
+        if self.recs[id].life != Life::Raw {
+            return Err("enable.adopt.not-raw");
+        }
+        if !self.visible(agent, id) {
+            return Err("enable.adopt.not-visible");
+        }
+        let r = &mut self.recs[id];
+        r.life = Life::Tentative;
+        r.writer = Some(agent.to_string());
+        r.observed = Some(tx.snapshot_seq);
+        self.forget_in_snapshots(id);
+        self.serve(agent, [id]);
+        Ok(())
+    }
+
+    /// A quarantined record staged again in its owner's open transaction.
+    fn restage(&mut self, id: usize, no_txn: Refused) -> Result<(), Refused> {
+        let owner = self.recs[id].owner.clone();
+        if !self.txns.contains_key(&owner) {
+            return Err(no_txn);
+        }
+        let r = &mut self.recs[id];
+        r.life = Life::Tentative;
+        r.writer = Some(owner.clone());
+        r.reason = None;
+        r.review_seq = None;
+        self.forget_in_snapshots(id);
+        self.serve(&owner, [id]);
+        Ok(())
+    }
+
+    fn revalidate(&mut self, id: usize) -> Result<(), Refused> {
+        let r = &self.recs[id];
+        if r.kind != Kind::Belief {
+            return Err("enable.revalidate.not-belief");
+        }
+        if r.life != Life::Quarantined {
+            return Err("enable.revalidate.not-quarantined");
+        }
+        if !self
+            .ancestors(id)
+            .iter()
+            .all(|&a| self.recs[a].life.active())
+        {
+            return Err("enable.revalidate.ancestor-inactive");
+        }
+        self.restage(id, "enable.revalidate.no-txn")
+    }
+
+    fn rebuild(&mut self, id: usize) -> Result<(), Refused> {
+        let v = &self.recs[id];
+        if !v.kind.is_view() {
+            return Err("enable.rebuild.not-view");
+        }
+        if v.life != Life::Quarantined {
+            return Err("enable.rebuild.not-quarantined");
+        }
+        let (surviving, dropped): (BTreeSet<usize>, BTreeSet<usize>) =
+            v.parents.iter().partition(|&&p| self.recs[p].life.active());
+        if surviving.is_empty() {
+            return Err("enable.rebuild.no-active-parent");
+        }
+        self.restage(id, "enable.rebuild.no-txn")?;
+        // It keeps its content: what it drops as parents it still carries.
+        let v = &mut self.recs[id];
+        v.parents = surviving;
+        v.implicit.extend(dropped);
+        Ok(())
+    }
+
+    fn resolve(&mut self, id: usize, keep: bool) -> Result<(), Refused> {
+        let r = &self.recs[id];
+        if r.life != Life::Quarantined || !matches!(r.reason, Some("review" | "scope-review")) {
+            return Err("enable.resolve.not-review");
+        }
+        if !keep {
+            self.retract(id, "review-rejected");
+            return Ok(());
+        }
+        // Keep: the record would pass every other check now, judged against the snapshot it
+        // was staged from (or, in scope review, its own commit), and no wider rival stands.
+        let lineage = self.lineage(id);
+        let rivals = self.contradicting(id).0;
+        let staged_from = {
+            let seq = r.review_seq.unwrap_or(0);
+            r.observed.map_or(seq, |o| o.min(seq))
+        };
+        let mine = self.authority(r);
+        let parts = [
+            (r.valid_at(self.clock), "enable.keep.expired"),
+            (
+                lineage.iter().all(|&a| self.recs[a].life.in_force()),
+                "enable.keep.lineage",
+            ),
+            (
+                self.permission_fails(id).is_none(),
+                "enable.keep.permission",
+            ),
+            (
+                lineage.iter().all(|&a| !self.recs[a].pending),
+                "enable.keep.unstable",
+            ),
+            (
+                rivals.iter().all(|&x| self.recs[x].scope <= r.scope),
+                "enable.keep.wider-rival",
+            ),
+            (
+                rivals
+                    .iter()
+                    .all(|&x| self.recs[x].seq.is_none_or(|s| s < staged_from)),
+                "enable.keep.stale",
+            ),
+            (
+                rivals
+                    .iter()
+                    .all(|&x| self.authority(&self.recs[x]) <= mine),
+                "enable.keep.outranked",
+            ),
+        ];
+        if let Some((_, refused)) = parts.iter().find(|(holds, _)| !holds) {
+            return Err(refused);
+        }
+        let narrower = self.narrower_hidden(id);
+        for x in rivals {
+            self.recs[x].life = Life::Superseded;
+            self.recs[x].reason = Some("superseded-by-review");
+        }
+        // A reviewer's verdict is not an external-action commit.
+        self.promote(id, false, narrower);
         Ok(())
     }
 
@@ -726,6 +902,7 @@ impl Store {
             implicit: BTreeSet::new(),
             transcribed: BTreeSet::new(),
             observed: None,
+            review_seq: None,
         });
         self.serve(agent, support);
         Ok(())
@@ -866,6 +1043,7 @@ impl Store {
                     implicit: BTreeSet::new(),
                     transcribed: BTreeSet::new(),
                     observed: None,
+                    review_seq: None,
                 };
                 self.stage(&text("agent")?, rec)
             }
@@ -892,6 +1070,55 @@ impl Store {
                 self.read(&text("agent")?, id)
             }
             "end-session" => self.end_session(&text("agent")?),
+            "observe" => {
+                if let (Some(source), Some(a)) = (
+                    e.get("source").and_then(Value::as_str),
+                    e.get("authority").and_then(Value::as_f64),
+                ) {
+                    self.authority.entry(source.to_string()).or_insert(a);
+                }
+                let rec = Rec {
+                    name: text("record")?,
+                    kind: Kind::Belief,
+                    key: Some((text("entity")?, text("attribute")?)),
+                    value: Some(e.get("value").map(Value::to_string).unwrap_or_default()),
+                    source: Some(text("source")?),
+                    confidence: e.get("confidence").and_then(Value::as_f64).unwrap_or(0.0),
+                    owner: text("agent")?,
+                    scope: scope_rank(&text("scope")?),
+                    parents: BTreeSet::new(),
+                    from: self.clock,
+                    until: None,
+                    life: Life::Raw,
+                    reason: None,
+                    effect: None,
+                    pending: false,
+                    writer: None,
+                    seq: None,
+                    implicit: BTreeSet::new(),
+                    transcribed: BTreeSet::new(),
+                    observed: None,
+                    review_seq: None,
+                };
+                self.observe(rec)
+            }
+            "adopt" => {
+                let id = id_of(self, &text("record")?)?;
+                self.adopt(&text("agent")?, id)
+            }
+            "revalidate" => {
+                let id = id_of(self, &text("record")?)?;
+                self.revalidate(id)
+            }
+            "rebuild" => {
+                let id = id_of(self, &text("record")?)?;
+                self.rebuild(id)
+            }
+            "resolve" => {
+                let id = id_of(self, &text("record")?)?;
+                let keep = e.get("keep").and_then(Value::as_bool).unwrap_or(false);
+                self.resolve(id, keep)
+            }
             _ => Err("unsupported"),
         })
     }
@@ -958,9 +1185,10 @@ pub fn run_script(script: &str, defects: &[Defect]) -> Result<String, String> {
                         records.insert(r.name.clone(), now);
                     }
                 }
-                if !records.is_empty() {
-                    e.insert("outcome".into(), json!({ "records": records }));
-                }
+                e.insert(
+                    "outcome".into(),
+                    json!({ "records": records, "all_changes": true }),
+                );
             }
         }
         out.push_str(&Value::Object(e).to_string());
