@@ -73,6 +73,14 @@ pub struct ValidateLogArgs {
     /// With --missing: the most left-out steps searched for before one event.
     #[arg(long, value_name = "N", default_value_t = 3, requires = "missing")]
     pub max_missing: usize,
+    /// Hold every run to this preset's configuration (each event must be one it explores)
+    /// instead of inferring one from the run.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Hold every run to this domain (and bounds) file, as for `memtx check` (on --preset,
+    /// default full).
+    #[arg(long, value_name = "FILE")]
+    pub domain: Option<PathBuf>,
     /// Print one JSON object instead of the text.
     #[arg(long)]
     pub json: bool,

@@ -540,6 +540,7 @@ fn logs_that_leave_out_ticks_and_revocation_requests_are_completed_by_search() {
             variant,
             missing: vec!["tick", "request-revocation"],
             max_missing: 3,
+            config: None,
         };
         let runs = run_with(&options).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let r = &runs[0].result;
@@ -609,5 +610,100 @@ fn missing_steps_do_not_hide_a_divergence() {
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains(want), "{}", stderr(&out));
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--preset` / `--domain`: a run held to a given configuration conforms when every event is
+/// one it explores; an event outside its domain is a divergence naming the field at fault; a run
+/// larger than its bounds is refused (exit 2).
+#[test]
+fn a_run_held_to_a_preset_must_stay_within_its_domain() {
+    let dir = scratch("preset");
+    let log = [
+        r#"{"format": "memtx-event-log", "version": 1, "run": "in-quick", "sources": {"crm": 0.95, "notes": 0.8}}"#,
+        r#"{"event": "begin", "agent": "a", "tier": "medium", "isolation": "committed-read"}"#,
+        r#"{"event": "stage", "agent": "a", "record": "b1", "kind": "belief", "entity": "order-17", "attribute": "eligible", "value": true, "source": "notes", "confidence": 0.9, "scope": "shared"}"#,
+        r#"{"event": "commit", "agent": "a", "outcome": {"records": {"b1": {"state": "committed"}}}}"#,
+        r#"{"event": "begin", "agent": "a", "tier": "medium", "isolation": "committed-read"}"#,
+        r#"{"event": "call-tool", "agent": "a", "record": "refund", "reversible": false, "support": ["b1"], "outcome": {"records": {"refund": {"effect": "executed"}}}}"#,
+    ]
+    .join("\n");
+    let path = write(&dir, "quick.jsonl", &log);
+    let out = memtx(
+        &["validate-log", &path, "--preset", "quick", "--json"],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    // crm (high) takes quick's high source, src2; notes (mid) the first mid one, src0.
+    assert!(v["runs"][0]["names"]
+        .as_str()
+        .expect("names")
+        .contains("sources src2 crm, src0 notes"));
+    let scenario_dir = dir.join("sc");
+    // A low-confidence write: a shape quick does not explore.
+    let low = log.replacen("\"confidence\": 0.9", "\"confidence\": 0.4", 1);
+    let path = write(&dir, "low.jsonl", &low);
+    let out = memtx(
+        &[
+            "validate-log",
+            &path,
+            "--preset",
+            "quick",
+            "--scenarios",
+            &scenario_dir.to_string_lossy(),
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("DIVERGES at event 2 (line 3, a stage b1 (order-17.eligible = true)): the configuration quick does not explore it"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("domain.writes has no shape"),
+        "{}",
+        stdout(&out)
+    );
+    // Without --preset the inferred domain has the shape, and the same log diverges one event
+    // later, where the protocol quarantines the write for evidence.
+    let out = memtx(
+        &[
+            "validate-log",
+            &path,
+            "--scenarios",
+            &scenario_dir.to_string_lossy(),
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("DIVERGES at event 3 (line 4, a commit)"),
+        "{}",
+        stdout(&out)
+    );
+    // Two agents do not fit quick's one.
+    let two = format!(
+        "{log}\n{}",
+        r#"{"event": "begin", "agent": "b", "tier": "medium", "isolation": "committed-read"}"#
+    );
+    let path = write(&dir, "two.jsonl", &two);
+    let out = memtx(&["validate-log", &path, "--preset", "quick"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("the run has 2 agents; the configuration quick has 1"),
+        "{}",
+        stderr(&out)
+    );
+    let out = memtx(&["validate-log", &path, "--preset", "tiny"], &dir);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -132,10 +132,30 @@ fn options(args: &ValidateLogArgs, variant: memtx_model::Variant) -> Result<LogO
             "--max-missing must be between 1 and 8",
         ));
     }
+    let config = match (&args.preset, &args.domain) {
+        (None, None) => None,
+        (preset, domain) => {
+            let name = preset.as_deref().unwrap_or("full");
+            let cfg = setup::config_with_domain(
+                name,
+                domain.as_deref(),
+                crate::input::MAX_INPUT_BYTES,
+                &Default::default(),
+                variant,
+            )
+            .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
+            let label = match domain {
+                Some(d) => format!("{name}+{}", crate::input::user_path(&d.to_string_lossy())),
+                None => name.to_string(),
+            };
+            Some((cfg, label))
+        }
+    };
     Ok(LogOptions {
         variant,
         missing,
         max_missing: args.max_missing,
+        config,
     })
 }
 

@@ -206,9 +206,11 @@ pub fn name_map(inf: &Inferred) -> String {
         ));
         parts.push(format!("values {}", list("v", n.values.clone())));
     }
-    parts.push(format!(
-        "sources {}",
-        list("src", n.sources.iter().map(|s| s.name.clone()).collect())
-    ));
+    let sources: Vec<String> = n
+        .sources
+        .iter()
+        .map(|s| format!("src{} {}", s.id, s.name))
+        .collect();
+    parts.push(format!("sources {}", sources.join(", ")));
     parts.join("; ")
 }

@@ -55,6 +55,8 @@ pub struct Source {
     pub authority: f64,
     /// The model's level (order kept, threshold respected).
     pub level: Authority,
+    /// Its id in the configuration (`src0`, ...).
+    pub id: u8,
 }
 
 /// The names of one run, each list indexed by the model's id.
@@ -100,8 +102,8 @@ impl Names {
     pub fn source(&self, name: &str) -> u8 {
         self.sources
             .iter()
-            .position(|s| s.name == name)
-            .unwrap_or(0) as u8
+            .find(|s| s.name == name)
+            .map_or(0, |s| s.id)
     }
 
     /// How the run's authorities and confidences were discretised, in one line.
@@ -215,6 +217,8 @@ pub struct LogOptions {
     pub missing: Vec<&'static str>,
     /// The most left-out steps searched for before one event.
     pub max_missing: usize,
+    /// A configuration to hold every run to (and its name), instead of inferring one.
+    pub config: Option<(Config, String)>,
 }
 
 impl LogOptions {
@@ -224,6 +228,7 @@ impl LogOptions {
             variant,
             missing: Vec::new(),
             max_missing: 0,
+            config: None,
         }
     }
 
@@ -238,8 +243,12 @@ impl LogOptions {
 pub struct Inferred {
     /// The names, by model id.
     pub names: Names,
-    /// Bounds that fit the run and a domain that admits every event (wide enumeration).
+    /// Bounds that fit the run and a domain that admits every event (wide enumeration), or
+    /// the configuration given (`--preset`, `--domain`).
     pub config: Config,
+    /// The given configuration's name, when the run is held to it: each event must then be
+    /// one it explores.
+    pub fixed: Option<String>,
 }
 
 fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
@@ -423,6 +432,18 @@ pub fn infer(
             name: "(no source)".into(),
             authority: 0.8,
             level: Authority::Mid,
+            id: 0,
+        });
+    }
+    for (i, s) in names.sources.iter_mut().enumerate() {
+        s.id = i as u8;
+    }
+    if let Some((fixed, label)) = &options.config {
+        let config = fit(&mut names, fixed, label, ticks, performed, options)?;
+        return Ok(Inferred {
+            names,
+            config,
+            fixed: Some(label.clone()),
         });
     }
     for (source, confidence, scope) in writes {
@@ -471,7 +492,65 @@ pub fn infer(
     config
         .validate()
         .map_err(|e| (None, format!("the run does not fit the model: {e}")))?;
-    Ok(Inferred { names, config })
+    Ok(Inferred {
+        names,
+        config,
+        fixed: None,
+    })
+}
+
+/// The run under a given configuration (`--preset`, `--domain`): its names must fit the bounds,
+/// and each source takes the first unused source id of the configuration with its level.
+fn fit(
+    names: &mut Names,
+    fixed: &Config,
+    label: &str,
+    ticks: u64,
+    performed: usize,
+    options: &LogOptions,
+) -> Result<Config, (Option<usize>, String)> {
+    let b = &fixed.bounds;
+    let over = |what: &str, have: usize, bound: u8| {
+        (have > bound as usize).then(|| {
+            (
+                None,
+                format!("the run has {have} {what}; the configuration {label} has {bound}"),
+            )
+        })
+    };
+    if let Some(e) = over("agents", names.agents.len(), b.agents)
+        .or_else(|| over("entity/attribute pairs", names.keys.len(), b.slots))
+        .or_else(|| over("values", names.values.len(), b.values))
+        .or_else(|| over("records", performed, b.records))
+        .or_else(|| {
+            (!options.ticks_missing())
+                .then(|| over("ticks", ticks as usize, b.ticks))
+                .flatten()
+        })
+    {
+        return Err(e);
+    }
+    let mut used = vec![false; b.sources.len()];
+    for s in names.sources.iter_mut() {
+        let free = (0..b.sources.len()).find(|&i| !used[i] && b.sources[i] == s.level);
+        let Some(i) = free else {
+            return Err((
+                None,
+                format!(
+                    "source {} ({} -> {}) has no source of that authority left in the configuration {label}",
+                    s.name,
+                    s.authority,
+                    crate::trace::scenario::serde_name(&s.level)
+                ),
+            ));
+        };
+        used[i] = true;
+        s.id = i as u8;
+    }
+    Ok(Config {
+        variant: options.variant,
+        ..fixed.clone()
+    })
 }
 
 /// The model's authority level for each source, in order; an error when the run's distinct
@@ -512,6 +591,7 @@ fn levels(authorities: &[(String, f64)]) -> Result<Vec<Source>, String> {
                 name: name.clone(),
                 authority: *a,
                 level,
+                id: 0,
             }
         })
         .collect())

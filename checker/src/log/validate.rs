@@ -286,6 +286,18 @@ fn attempt(
 ) -> Result<Result<Matched, String>, Malformed> {
     let cfg = &inf.config;
     let op = to_op(e, inf, records, state.clock)?;
+    if let Some(label) = &inf.fixed {
+        let mut proposed = Vec::new();
+        candidate_ops(cfg, state, &mut proposed);
+        if !proposed.contains(&op) {
+            let why = crate::trace::domain_fault(cfg, &op, state.clock)
+                .unwrap_or_else(|| "it is not proposed in this state".into());
+            return Ok(Err(format!(
+                "the configuration {label} does not explore it ({}): {why}",
+                op_line(&op)
+            )));
+        }
+    }
     let outcome = e.outcome.clone().unwrap_or_default();
     take_fired();
     let result = step(cfg, state, &op);

@@ -66,6 +66,7 @@ use crate::input::{
 };
 pub use diff::config_differences;
 pub(crate) use diff::{json_differences, summarize};
+pub(crate) use domain::domain_fault;
 pub use files::{
     configuration_name, itf_path_for, regression_traces, replay_command, shell_quote, trace_path,
 };
