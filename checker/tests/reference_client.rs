@@ -5,34 +5,14 @@
 //! divergence at the first event where it shows (the first event whose outcome differs from the
 //! correct client's), on its own hand-written script and in random walks.
 
+use memtx_checker::bench::log::{walks, WALK_STEPS};
 use memtx_checker::log::emit::emit_run;
-use memtx_checker::log::names::{event_name, LogOptions};
-use memtx_checker::simulate::swarm::Rng;
-use memtx_model::machine::{candidate_ops, step};
-use memtx_model::{Config, Op, State, Variant};
+use memtx_checker::log::names::LogOptions;
+use memtx_model::{Config, Op, Variant};
 use memtx_reference::{run_script, Defect};
 use std::path::{Path, PathBuf};
 
 mod binary_support;
-
-/// The operations the reference client implements: all of them.
-const SUPPORTED: [&str; 15] = [
-    "tick",
-    "observe",
-    "begin",
-    "stage",
-    "adopt",
-    "commit",
-    "abort",
-    "call-tool",
-    "request-revocation",
-    "apply-revocation",
-    "revalidate",
-    "rebuild",
-    "read",
-    "end-session",
-    "resolve",
-];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -41,32 +21,6 @@ fn root() -> PathBuf {
 /// `full`: the whole protocol at once.
 fn domain() -> Config {
     memtx_model::presets::preset("full", Variant::Memtx).expect("full")
-}
-
-/// Random walks over `cfg` through the supported operations (refused ones kept).
-fn walks(cfg: &Config, n: u64, seed: u64) -> Vec<Vec<Op>> {
-    let mut out = Vec::new();
-    let mut candidates = Vec::new();
-    for w in 0..n {
-        let mut rng = Rng::for_walk(seed, w);
-        let mut state = State::initial();
-        let mut ops = Vec::new();
-        for _ in 0..(8 + rng.below(16)) {
-            candidates.clear();
-            candidate_ops(cfg, &state, &mut candidates);
-            candidates.retain(|op| SUPPORTED.contains(&event_name(op)));
-            if candidates.is_empty() {
-                break;
-            }
-            let op = candidates.swap_remove(rng.below(candidates.len() as u64) as usize);
-            if let Ok(post) = step(cfg, &state, &op) {
-                state = post;
-            }
-            ops.push(op);
-        }
-        out.push(ops);
-    }
-    out
 }
 
 /// Validates `log` (one run) under `memtx`: the run's divergence, if any.
@@ -91,7 +45,7 @@ fn the_correct_client_conforms_on_random_sequences() {
     let dir = binary_support::scratch("random");
     let cfg = domain();
     let mut events = 0;
-    for (i, ops) in walks(&cfg, 1500, 1).iter().enumerate() {
+    for (i, ops) in walks(&cfg, 1500 * WALK_STEPS, 1).iter().enumerate() {
         let log = run_script(&script(&cfg, ops, &format!("walk-{i}")), &[]).expect("runs");
         if let Some(d) = judge(&dir, &log) {
             panic!(
@@ -113,9 +67,6 @@ fn the_correct_client_conforms_on_the_scripted_scenarios() {
         let path = entry.expect("entry").path();
         let trace = memtx_checker::trace::Trace::read(&path).expect("scenario");
         let ops: Vec<Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
-        if !ops.iter().all(|op| SUPPORTED.contains(&event_name(op))) {
-            continue;
-        }
         let mut cfg = trace.config.clone();
         cfg.variant = Variant::Memtx;
         let log = run_script(&script(&cfg, &ops, "scenario"), &[]).expect("runs");
@@ -133,9 +84,13 @@ fn each_defect_is_a_divergence_at_the_first_event_where_it_shows() {
     // The whole protocol, then a preset that stacks beliefs on beliefs under revocations.
     let lineage = memtx_model::presets::preset("lineage", Variant::Memtx).expect("lineage");
     let mut walked: Vec<(&Config, Vec<Op>)> = Vec::new();
-    walked.extend(walks(&cfg, 10_000, 2).into_iter().map(|w| (&cfg, w)));
     walked.extend(
-        walks(&lineage, 10_000, 3)
+        walks(&cfg, 10_000 * WALK_STEPS, 2)
+            .into_iter()
+            .map(|w| (&cfg, w)),
+    );
+    walked.extend(
+        walks(&lineage, 10_000 * WALK_STEPS, 3)
             .into_iter()
             .map(|w| (&lineage, w)),
     );

@@ -255,6 +255,19 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Every trace and scenario of `regressions/`, and the log `log::emit` writes of it.
+fn regression_logs() -> Vec<(PathBuf, memtx_checker::trace::Trace, Vec<String>)> {
+    json_files(&root().join("regressions"))
+        .into_iter()
+        .map(|file| {
+            let trace = memtx_checker::trace::Trace::read(&file).expect("a regression replays");
+            let ops: Vec<memtx_model::Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
+            let lines = memtx_checker::log::emit::emit_run("regression", &trace.config, &ops);
+            (file, trace, lines)
+        })
+        .collect()
+}
+
 /// Validates `lines` (a log) under `variant` through the library; the runs.
 fn validate_lines(
     dir: &Path,
@@ -282,18 +295,15 @@ fn validate_lines(
 /// same event, so the log's harm is the trace's harm.
 #[test]
 fn every_regression_trace_written_as_a_log_conforms_and_breaks_what_it_breaks() {
-    use memtx_checker::log::emit::emit_run;
-    use memtx_checker::trace::{ExpectationKind, Trace};
+    use memtx_checker::trace::ExpectationKind;
     let dir = scratch("round-trip");
-    let files = json_files(&root().join("regressions"));
-    assert!(files.len() > 40, "{} files", files.len());
+    let logs = regression_logs();
+    assert!(logs.len() > 40, "{} files", logs.len());
     let mut violations = 0;
-    for file in &files {
-        let trace = Trace::read(file).expect("a regression replays");
-        let ops: Vec<memtx_model::Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
+    for (file, trace, lines) in &logs {
+        let ops = trace.steps.len();
         let variant = trace.config.variant;
-        let lines = emit_run("round-trip", &trace.config, &ops);
-        let runs = validate_lines(&dir, &lines, variant);
+        let runs = validate_lines(&dir, lines, variant);
         assert_eq!(runs.len(), 1);
         let run = &runs[0];
         assert!(
@@ -303,7 +313,7 @@ fn every_regression_trace_written_as_a_log_conforms_and_breaks_what_it_breaks() 
             run.result.divergence,
             lines.join("\n")
         );
-        assert_eq!(run.events, ops.len());
+        assert_eq!(run.events, ops);
         if trace.expectation.kind == ExpectationKind::Violation {
             violations += 1;
             let key = trace.expectation.property.as_deref().expect("a property");
@@ -328,15 +338,10 @@ fn every_regression_trace_written_as_a_log_conforms_and_breaks_what_it_breaks() 
 /// line (which claims `all_changes`), and so is a performed event logged as refused.
 #[test]
 fn every_changed_outcome_of_every_regression_log_diverges_at_its_event() {
-    use memtx_checker::log::emit::emit_run;
     use memtx_checker::log::names::LIVES;
-    use memtx_checker::trace::Trace;
     let dir = scratch("mutations");
     let (mut mutants, mut refusals, mut omissions) = (0, 0, 0);
-    for file in json_files(&root().join("regressions")) {
-        let trace = Trace::read(&file).expect("a regression replays");
-        let ops: Vec<memtx_model::Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
-        let lines = emit_run("mutant", &trace.config, &ops);
+    for (file, trace, lines) in regression_logs() {
         for (i, line) in lines.iter().enumerate().skip(1) {
             let event: serde_json::Value = serde_json::from_str(line).expect("JSON");
             let Some(records) = event["outcome"]["records"].as_object() else {
@@ -502,15 +507,10 @@ fn the_benchmark_generates_a_conforming_log_and_reports_the_target() {
 /// were left out; the completed run replays as a scenario.
 #[test]
 fn logs_that_leave_out_ticks_and_revocation_requests_are_completed_by_search() {
-    use memtx_checker::log::emit::emit_run;
     use memtx_checker::log::names::LogOptions;
-    use memtx_checker::trace::Trace;
     let dir = scratch("partial");
     let (mut partial_logs, mut completed_steps, mut strict_divergences) = (0, 0, 0);
-    for file in json_files(&root().join("regressions")) {
-        let trace = Trace::read(&file).expect("a regression");
-        let ops: Vec<memtx_model::Op> = trace.steps.iter().map(|s| s.action.clone()).collect();
-        let lines = emit_run("partial", &trace.config, &ops);
+    for (file, trace, lines) in regression_logs() {
         let left_out = |l: &String| {
             l.contains("\"event\":\"tick\"") || l.contains("\"event\":\"request-revocation\"")
         };

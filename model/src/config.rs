@@ -254,6 +254,24 @@ pub enum ValidityShape {
     FromNextTick,
 }
 
+impl ValidityShape {
+    /// The validity this shape gives a belief staged at tick `now`.
+    pub fn at(self, now: u8) -> crate::record::Validity {
+        use crate::record::{Validity, FOREVER};
+        match self {
+            ValidityShape::Open => Validity::open(now),
+            ValidityShape::OneTick => Validity {
+                from: now,
+                until: now + 1,
+            },
+            ValidityShape::FromNextTick => Validity {
+                from: now + 1,
+                until: FOREVER,
+            },
+        }
+    }
+}
+
 /// The evidence and scope of one enumerated belief write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

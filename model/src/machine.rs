@@ -5,13 +5,13 @@
 //! (so exploration and counterexamples are deterministic), and wraps each step with the ghost
 //! observer. [`MemTx`] implements `stateright::Model`.
 
-use crate::config::{Config, Enumeration, ValidityShape};
+use crate::config::{Config, Enumeration};
 use crate::evidence::Confidence;
 use crate::ghost::observe_step;
 use crate::lifecycle::Life;
 use crate::ops::{apply, Op, Refusal};
 use crate::properties::{PropertyDef, PROPERTIES};
-use crate::record::{Kind, Reason, RecordSet, Validity, FOREVER};
+use crate::record::{Kind, Reason, RecordSet, Validity};
 use crate::state::State;
 use crate::symmetry::Symmetry;
 use crate::txn::{visible, Isolation, Tier};
@@ -312,17 +312,7 @@ fn stage_ops(cfg: &Config, state: &State, agent: u8, readable: RecordSet, out: &
             for value in 0..b.values {
                 for w in &d.writes {
                     for &shape in &d.validities {
-                        let validity = match shape {
-                            ValidityShape::Open => Validity::open(now),
-                            ValidityShape::OneTick => Validity {
-                                from: now,
-                                until: now + 1,
-                            },
-                            ValidityShape::FromNextTick => Validity {
-                                from: now + 1,
-                                until: FOREVER,
-                            },
-                        };
+                        let validity = shape.at(now);
                         for parents in sets.clone() {
                             let (source, confidence, scope) = (w.source, w.confidence, w.scope);
                             out.push(Op::Stage {

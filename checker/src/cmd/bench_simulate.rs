@@ -9,9 +9,9 @@ use crate::cli::BenchArgs;
 use crate::error::{ErrorKind, UserError};
 use memtx_model::config::Config;
 
-/// Runs the validate-log benchmark on a log of `events` events over `cfg`; exit code 0.
-pub fn bench_validate_log(args: &BenchArgs, cfg: Config, events: usize) -> Result<u8, UserError> {
-    let usage = |m: String| UserError::new(ErrorKind::Usage, m);
+/// Refuses the exhaustive benchmark's flags (and `--skip-stateright` when `skip` is set) in a
+/// benchmark that `what` alone.
+fn alone(args: &BenchArgs, what: &str, skip: bool) -> Result<(), UserError> {
     let others = [
         (!args.two_phase.is_empty(), "--two-phase"),
         (args.processes.is_some(), "--processes"),
@@ -19,13 +19,25 @@ pub fn bench_validate_log(args: &BenchArgs, cfg: Config, events: usize) -> Resul
         (args.coverage_baseline, "--coverage-baseline"),
         (args.run_one.is_some(), "--run-one"),
         (args.repeat != 1, "--repeat"),
-        (args.skip_stateright, "--skip-stateright"),
+        (skip, "--skip-stateright"),
     ];
-    if let Some((_, flag)) = others.iter().find(|(given, _)| *given) {
-        return Err(usage(format!(
-            "--validate-log measures validate-log alone: drop {flag}"
-        )));
+    match others.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(UserError::new(
+            ErrorKind::Usage,
+            format!("{what} alone: drop {flag}"),
+        )),
+        None => Ok(()),
     }
+}
+
+/// Runs the validate-log benchmark on a log of `events` events over `cfg`; exit code 0.
+pub fn bench_validate_log(args: &BenchArgs, cfg: Config, events: usize) -> Result<u8, UserError> {
+    let usage = |m: String| UserError::new(ErrorKind::Usage, m);
+    alone(
+        args,
+        "--validate-log measures validate-log",
+        args.skip_stateright,
+    )?;
     if !(1..=100_000_000).contains(&events) {
         return Err(usage("--validate-log takes 1 to 100000000 events".into()));
     }
@@ -50,19 +62,7 @@ pub fn bench_validate_log(args: &BenchArgs, cfg: Config, events: usize) -> Resul
 pub fn bench_simulate(args: &BenchArgs, cfg: Config, time: &str) -> Result<u8, UserError> {
     let usage = |m: String| UserError::new(ErrorKind::Usage, m);
     let budget = crate::setup::duration(time).map_err(|m| usage(format!("--simulate {m}")))?;
-    let others = [
-        (!args.two_phase.is_empty(), "--two-phase"),
-        (args.processes.is_some(), "--processes"),
-        (args.baseline_binary.is_some(), "--baseline-binary"),
-        (args.coverage_baseline, "--coverage-baseline"),
-        (args.run_one.is_some(), "--run-one"),
-        (args.repeat != 1, "--repeat"),
-    ];
-    if let Some((_, flag)) = others.iter().find(|(given, _)| *given) {
-        return Err(usage(format!(
-            "--simulate measures the simulations alone: drop {flag}"
-        )));
-    }
+    alone(args, "--simulate measures the simulations", false)?;
     if !(1..=99).contains(&args.seeds) {
         return Err(usage("--seeds must be between 1 and 99".into()));
     }

@@ -16,7 +16,7 @@ use memtx_model::config::{
 };
 use memtx_model::evidence::{Authority, Confidence, AUTHORITY_THRESHOLD, CONFIDENCE_THRESHOLD};
 use memtx_model::lifecycle::Life;
-use memtx_model::record::{Kind, Scope, Validity, FOREVER, MAX_RECORDS};
+use memtx_model::record::{Kind, Scope, Validity, MAX_RECORDS};
 use memtx_model::state::MAX_AGENTS;
 use memtx_model::txn::{Isolation, Tier};
 
@@ -155,17 +155,7 @@ pub fn validity_of(span: Option<Span>, now: u8) -> Result<(Validity, ValiditySha
             ))
         }
     };
-    let validity = match shape {
-        ValidityShape::Open => Validity::open(now),
-        ValidityShape::OneTick => Validity {
-            from: now,
-            until: now + 1,
-        },
-        ValidityShape::FromNextTick => Validity {
-            from: now + 1,
-            until: FOREVER,
-        },
-    };
+    let validity = shape.at(now);
     Ok((validity, shape))
 }
 
