@@ -51,6 +51,27 @@ pub enum Command {
     /// Check an implementation's event log (docs/event-log.md) against the model: each run
     /// conforms, or its first divergence is named in the implementation's words.
     ValidateLog(ValidateLogArgs),
+    /// Generate a conformance suite from the model: the shortest witness of every rule, the
+    /// scripted traps and controls, the harms of I15-I18, each as a scenario and an event log.
+    Conformance(ConformanceArgs),
+}
+
+/// `memtx conformance`.
+#[derive(Args, Debug, Clone)]
+pub struct ConformanceArgs {
+    /// Directory to write the suite into (index.json, rules/, families/, harms/).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Presets to search for witnesses, in order (a tie goes to the first); default: the suite's.
+    #[arg(long = "preset", value_name = "NAME")]
+    pub presets: Vec<String>,
+    /// The most states kept per preset's search.
+    #[arg(long, value_name = "STATES", default_value_t = 400_000)]
+    pub budget: usize,
+    /// Where the scripted scenarios and saved traces are (scenarios/, and one folder per
+    /// preset); missing: the suite has witnesses only, and says so.
+    #[arg(long, value_name = "DIR", default_value = "regressions")]
+    pub regressions: PathBuf,
 }
 
 /// `memtx validate-log`.

@@ -13,6 +13,7 @@
 //! | [`error`], [`fsutil`], [`input`], [`interrupt`], [`output`] | one-line user errors (exit 2); atomic file writes and output checks; reading user files safely; SIGINT/SIGTERM; standard output without panics |
 //! | [`bench`](mod@bench) ([`bench::two_phase_commit`]) | benchmarks and their Gray–Lamport two-phase-commit test model |
 //! | [`progress`] | progress on stderr |
+//! | [`conformance`] | the conformance suite generated from the model (`memtx conformance`) |
 //! | [`log`] | implementations' event logs read and validated against the model (`memtx validate-log`) |
 //! | [`web`] | the Explorer `memtx explore` serves: its page and JSON API, over std's TCP |
 
@@ -37,6 +38,7 @@ macro_rules! eprint {
 pub mod bench;
 pub mod cli;
 pub mod cmd;
+pub mod conformance;
 pub mod engine;
 pub mod error;
 pub mod explore;

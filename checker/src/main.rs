@@ -54,6 +54,7 @@ fn run(command: Command, line: &str) -> Result<u8, UserError> {
         Command::Explore(args) => memtx_checker::cmd::explore::explore_command(&args),
         Command::Simulate(args) => memtx_checker::cmd::simulate::simulate_command(&args, line),
         Command::Suite(args) => memtx_checker::cmd::suite::suite_command(&args, line),
+        Command::Conformance(args) => memtx_checker::cmd::conformance::conformance_command(&args),
         Command::ValidateLog(args) => memtx_checker::cmd::validate_log::validate_log_command(&args),
     }
 }
