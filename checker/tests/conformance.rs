@@ -79,8 +79,8 @@ fn the_suite_covers_every_rule_replays_and_judges_the_reference_client() {
     let total = memtx_model::rules::RULES.len();
     let bounds = memtx_checker::conformance::MODEL_BOUNDS.len();
     let witnessed = format!(
-        "Rules witnessed: {} of {total} ({bounds} are refusals of the bounded model",
-        total - bounds
+        "Rules witnessed: {total} of {total} ({bounds} of them, {}, refusals of the bounded model",
+        memtx_checker::conformance::MODEL_BOUNDS.join(", ")
     );
     assert!(text.contains(&witnessed), "{text}");
     let index: serde_json::Value =
@@ -89,10 +89,7 @@ fn the_suite_covers_every_rule_replays_and_judges_the_reference_client() {
     assert_eq!(index["unreached"], serde_json::json!([]));
     // Every rule names at least one file, the first being its shortest witness.
     let files = index["files"].as_object().expect("files");
-    for def in memtx_model::rules::RULES
-        .iter()
-        .filter(|d| !memtx_checker::conformance::MODEL_BOUNDS.contains(&d.id))
-    {
+    for def in memtx_model::rules::RULES {
         let named = index["rules"][def.id].as_array().expect("a rule's files");
         let first = named
             .first()
@@ -155,6 +152,10 @@ fn the_suite_covers_every_rule_replays_and_judges_the_reference_client() {
     let client_log = dir.join("client.jsonl");
     let mut failing: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for (name, script) in &logs {
+        // The bounded model's own refusals: an implementation without bounds skips them.
+        if files[name]["kind"] == "bound" {
+            continue;
+        }
         let good = run_script(script, &[]).expect("runs");
         std::fs::write(&client_log, &good).expect("written");
         assert_eq!(judge(&client_log), None, "the correct client on {name}");

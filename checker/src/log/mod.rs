@@ -151,9 +151,16 @@ fn judge_run(
 ) -> Result<Run, UserError> {
     let name = header.run.clone().unwrap_or_else(|| format!("run {index}"));
     let ops: Vec<&event::EventOp> = events.iter().map(|e| &e.op).collect();
-    let refused: Vec<bool> = events
+    // Each event's refusal as the log gives it: `None` performed, `Some("")` refused for a
+    // reason not said.
+    let refused: Vec<Option<&str>> = events
         .iter()
-        .map(|e| e.outcome.as_ref().is_some_and(|o| o.refused.is_some()))
+        .map(|e| {
+            e.outcome
+                .as_ref()
+                .and_then(|o| o.refused.as_ref())
+                .map(|r| r.as_deref().unwrap_or(""))
+        })
         .collect();
     let inferred =
         names::infer(&header.sources, &ops, &refused, options).map_err(|(at, why)| {

@@ -253,7 +253,7 @@ fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
 pub fn infer(
     declared: &[(String, f64)],
     events: &[&EventOp],
-    refused: &[bool],
+    refused: &[Option<&str>],
     options: &LogOptions,
 ) -> Result<Inferred, (Option<usize>, String)> {
     let variant = options.variant;
@@ -280,6 +280,7 @@ pub fn infer(
     let mut ticks: u64 = 0;
     let mut created = 0usize;
     let mut performed = 0usize;
+    let mut full = false;
     let mut writes: Vec<(String, Confidence, Scope)> = Vec::new();
     for (i, op) in events.iter().enumerate() {
         let at = |m: String| (Some(i), m);
@@ -296,7 +297,10 @@ pub fn infer(
             // Room for every record the run may create: a refused creation is refused for its
             // own reason, never for want of a free id.
             created += 1;
-            performed += usize::from(!refused[i]);
+            performed += usize::from(refused[i].is_none());
+            // The implementation says it ran out of room: the run's capacity is what it
+            // created (the model's free-id refusal is then the one it gave).
+            full |= refused[i].is_some_and(|r| r.ends_with(".free-id"));
             if performed > MAX_RECORDS {
                 return Err(at(format!(
                     "a run creates at most {MAX_RECORDS} records in the model; this is the {performed}th (split the log into runs, each opened by a header)"
@@ -329,7 +333,9 @@ pub fn infer(
             Ok(())
         };
         match op {
-            EventOp::Tick => ticks += 1,
+            // The clock's bound is the ticks performed: a tick logged refused is one the
+            // implementation's clock had no room for (the only reason a tick is refused).
+            EventOp::Tick => ticks += u64::from(refused[i].is_none()),
             EventOp::Observe { write: w, .. } => {
                 domain.observe = true;
                 write(w)?;
@@ -470,7 +476,7 @@ pub fn infer(
         preset: "event-log".into(),
         bounds: Bounds {
             agents: count(names.agents.len()),
-            records: count(created.min(MAX_RECORDS)),
+            records: count(if full { performed } else { created }.min(MAX_RECORDS)),
             ticks: ticks as u8,
             slots: count(names.keys.len()),
             values: count(names.values.len()),
