@@ -1,6 +1,6 @@
 //! `docs/event-log.schema.json`, the JSON Schema of one line of an event log (for the
 //! implementations that write them, and for editors), checked against what `memtx
-//! validate-log` reads (`memtx_checker::log::event::parse_line`):
+//! validate-log` reads (`memtx_checker::log::read::parse_line`):
 //!
 //! * every line of `regressions/logs/` and of the logs written from every trace of
 //!   `regressions/` is valid;
@@ -12,7 +12,7 @@
 
 mod schema_support;
 
-use memtx_checker::log::event::parse_line;
+use memtx_checker::log::read::parse_line;
 use schema_support::{validate, validate_def};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Event logs of MemTX implementations, validated against the model (`memtx validate-log`).
 //!
 //! An implementation logs what it did in its own names, one JSON event per line
-//! (docs/event-log.md): [`event`] reads a line strictly; [`names`] numbers one run's names in
+//! (docs/event-log.md): [`event`] holds a line's types and [`read`] reads one strictly; [`names`] numbers one run's names in
 //! order of appearance, discretises authority and confidence by the protocol's thresholds and
 //! infers a configuration that fits the run; [`validate`] replays the run on the model's step
 //! function and reports the first event where the implementation and the protocol disagree;
@@ -14,11 +14,13 @@
 pub mod emit;
 pub mod event;
 pub mod names;
+pub mod read;
 pub mod validate;
 
 use crate::error::{ErrorKind, UserError};
-use event::{parse_line, Event, Header, Line};
+use event::{Event, Header, Line};
 use names::{Inferred, LogOptions};
+use read::parse_line;
 use std::io::{BufRead, Read};
 use std::path::Path;
 use validate::{validate_run, Malformed, RunResult};
