@@ -4,7 +4,9 @@
 //! would be (records with names, agents with names, real-valued authority and confidence), that
 //! does **not** depend on `memtx-model`: it shares no code with the model memtx checks, so a
 //! log it writes that `memtx validate-log` accepts is evidence that the two agree, and each of
-//! its switchable [`Defect`]s is a defect a real service could have.
+//! its switchable [`Defect`]s is a defect a real service could have. It was written from
+//! `docs/protocol.md`, with the model's code read where that page is terse: it shares no code
+//! with the model, but it is not a clean-room implementation (a held-out one is the real test).
 //!
 //! It runs a *script*: an event log (`docs/event-log.md`) whose events have no outcomes (any
 //! outcome given is ignored). It performs each event (or refuses it) and writes the log with
