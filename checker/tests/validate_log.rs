@@ -510,6 +510,7 @@ fn logs_that_leave_out_ticks_and_revocation_requests_are_completed_by_search() {
     use memtx_checker::log::names::LogOptions;
     let dir = scratch("partial");
     let (mut partial_logs, mut completed_steps, mut strict_divergences) = (0, 0, 0);
+    let mut named_insertions = 0;
     for (file, trace, lines) in regression_logs() {
         let left_out = |l: &String| {
             l.contains("\"event\":\"tick\"") || l.contains("\"event\":\"request-revocation\"")
@@ -558,6 +559,19 @@ fn logs_that_leave_out_ticks_and_revocation_requests_are_completed_by_search() {
             r.inserted
         );
         completed_steps += r.inserted.len();
+        // An inserted step that names a record names it in the log's words too.
+        for step in r
+            .inserted
+            .iter()
+            .filter(|s| s.action.starts_with("RequestRevocation"))
+        {
+            assert!(
+                step.action.contains(" (note-") || step.action.contains(" (view-"),
+                "{}",
+                step.action
+            );
+            named_insertions += 1;
+        }
         let completed = memtx_checker::trace::replay::replay(&r.scenario, None)
             .unwrap_or_else(|e| panic!("{}: the completed run replays: {e:?}", file.display()));
         assert!(completed.mismatches.is_empty(), "{}", file.display());
@@ -571,6 +585,7 @@ fn logs_that_leave_out_ticks_and_revocation_requests_are_completed_by_search() {
         "{strict_divergences} diverge as complete logs"
     );
     assert!(completed_steps >= 10, "{completed_steps} steps found");
+    assert!(named_insertions > 0, "a revocation request was inserted");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -437,6 +437,24 @@ fn complete(
     None
 }
 
+/// `op` in the model's words, with the log's name of the record it names, if any.
+fn in_log_words(op: &Op, records: &Records) -> String {
+    let named = match *op {
+        Op::Adopt { record, .. }
+        | Op::RequestRevocation { record }
+        | Op::ApplyRevocation { record }
+        | Op::Revalidate { record }
+        | Op::Read { record, .. }
+        | Op::Resolve { record, .. } => Some(record),
+        Op::Rebuild { view } => Some(view),
+        _ => None,
+    };
+    match named.and_then(|id| records.names.get(id as usize)) {
+        Some(name) => format!("{} ({name})", op_line(op)),
+        None => op_line(op),
+    }
+}
+
 /// A step the log left out, found by the search.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Inserted {
@@ -444,7 +462,8 @@ pub struct Inserted {
     pub before_event: usize,
     /// That event's line.
     pub line: usize,
-    /// The operation, in the model's words (`Tick`, `RequestRevocation r0`).
+    /// The operation, in the model's words with the log's name of the record it names
+    /// (`Tick`, `RequestRevocation r0 (eligible#17)`).
     pub action: String,
 }
 
@@ -514,7 +533,7 @@ pub fn validate_run(
                             inserted.push(Inserted {
                                 before_event: number,
                                 line: e.line,
-                                action: op_line(&op),
+                                action: in_log_words(&op, &records),
                             });
                             let expect = StepExpect {
                                 violates,
