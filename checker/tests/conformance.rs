@@ -56,6 +56,20 @@ fn judge(path: &Path) -> Option<String> {
     out
 }
 
+/// The check of the index (`checks`) that a defect of the reference client leaves out.
+fn check_of(defect: Defect) -> &'static str {
+    match defect {
+        Defect::NoEvidenceCheck => "evidence (§6.1)",
+        Defect::NoValidityCheck => "validity (§6.2)",
+        Defect::NoStaleWriteCheck => "stale write (§6.3)",
+        Defect::NoLineageCheck => "lineage (§6.3)",
+        Defect::NoPermissionCheck => "permission inheritance (§6.3)",
+        Defect::NoStabilityCheck => "dependency stability (§6.4)",
+        Defect::GateIgnoresInFlight => "action gate, condition 1: nothing in flight (§7.1)",
+        Defect::NoCascade => "cascade (§8)",
+    }
+}
+
 #[test]
 fn the_suite_covers_every_rule_replays_and_judges_the_reference_client() {
     let dir = scratch("suite");
@@ -167,14 +181,37 @@ fn the_suite_covers_every_rule_replays_and_judges_the_reference_client() {
             }
         }
     }
+    let checks = &index["checks"];
     for defect in Defect::ALL {
-        let cases = failing.get(defect.name()).map_or(0, Vec::len);
+        let cases = failing.get(defect.name()).cloned().unwrap_or_default();
+        let check = check_of(defect);
+        let listed: Vec<String> = checks[check]["cases"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the index has no check '{check}'"))
+            .iter()
+            .map(|f| f.as_str().expect("a file").to_string())
+            .collect();
+        let missed: Vec<&String> = listed.iter().filter(|f| !cases.contains(f)).collect();
         eprintln!(
-            "{}: fails {cases} cases, first {:?}",
+            "{}: fails {} cases, {} of the {} the index lists under '{check}'; passes {missed:?}",
             defect.name(),
-            failing.get(defect.name()).and_then(|c| c.first())
+            cases.len(),
+            listed.len() - missed.len(),
+            listed.len(),
         );
-        assert!(cases > 0, "{} passes every case", defect.name());
+        assert!(
+            missed.len() < listed.len(),
+            "{} passes every case the index lists under '{check}'",
+            defect.name()
+        );
+        // The index names which: every case a defect fails is one in which its check acts.
+        for f in &cases {
+            assert!(
+                listed.contains(f),
+                "{f} fails {} but the index does not list it under '{check}'",
+                defect.name()
+            );
+        }
     }
 
     // Stable: the same version writes the same suite byte for byte.

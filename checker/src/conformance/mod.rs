@@ -33,6 +33,80 @@ pub const MODEL_BOUNDS: [&str; 4] = [
     "enable.call.free-id",
 ];
 
+/// The checks of the protocol an implementation can get wrong or leave out, each with the rules
+/// that are it acting (refusing, quarantining, blocking, repairing). The index lists under each
+/// check the cases in which one of its rules fires at some step (`checks`), and under each case
+/// the checks that act in it: where a case fails an implementation, these say what to look at.
+/// Not every listed case catches every way of skipping its check (a check skipped at commit
+/// but kept at `Resolve(keep)`; a repair an abort makes moot). Rules that let something through
+/// (`pipe.pass.*`, `gate.pass.*`, evidence by authority, disjoint scopes) are in no check.
+pub const CHECKS: &[(&str, &[&str])] = &[
+    ("evidence (§6.1)", &["pipe.evidence.fail"]),
+    ("validity (§6.2)", &["pipe.validity.fail"]),
+    (
+        "stale write (§6.3)",
+        &["pipe.conflict.stale", "pipe.conflict.stale-content"],
+    ),
+    (
+        "conflict adjudication (§6.3)",
+        &[
+            "pipe.conflict.outranked",
+            "pipe.conflict.review",
+            "pipe.conflict.supersede-lower",
+            "pipe.conflict.correction",
+            "pipe.conflict.hidden-rival",
+            "pipe.conflict.wider-rival",
+            "pipe.conflict.narrower-rival-review",
+            "pipe.conflict.several",
+        ],
+    ),
+    (
+        "lineage (§6.3)",
+        &[
+            "pipe.lineage.revoked",
+            "pipe.lineage.inactive",
+            "pipe.lineage.uncommitted-parent",
+        ],
+    ),
+    (
+        "permission inheritance (§6.3)",
+        &["pipe.permission.fail", "pipe.permission.content"],
+    ),
+    ("dependency stability (§6.4)", &["pipe.stability.fail"]),
+    (
+        "action gate, condition 1: nothing in flight (§7.1)",
+        &["gate.block.in-flight"],
+    ),
+    (
+        "action gate, condition 2: ActionSafe support (§7.2)",
+        &[
+            "gate.block.no-action-safe",
+            "gate.block.no-permitted-action-safe",
+            "gate.block.support-not-action-safe",
+        ],
+    ),
+    (
+        "action gate: support and its ancestors in force and stable (§7)",
+        &[
+            "gate.block.support-expired",
+            "gate.block.support-not-in-force",
+            "gate.block.unstable-support",
+            "gate.block.ancestor-not-in-force",
+        ],
+    ),
+    (
+        "cascade (§8)",
+        &[
+            "cascade.revoke-belief",
+            "cascade.quarantine-view",
+            "cascade.compensate",
+            "cascade.leak",
+            "cascade.below-view",
+            "cascade.staged-descendant",
+        ],
+    ),
+];
+
 /// The `format` tag of the suite's index.
 pub const INDEX_FORMAT: &str = "memtx-conformance";
 
@@ -387,10 +461,25 @@ impl Suite {
                     "family": c.family,
                     "witness_of": c.witnesses,
                     "fires": c.fires,
+                    "checks": CHECKS
+                        .iter()
+                        .filter(|(_, ids)| c.fires.iter().any(|f| ids.contains(f)))
+                        .map(|(check, _)| *check)
+                        .collect::<Vec<_>>(),
                     "length": c.trace.steps.len(),
                     "log": format!("{}.jsonl", c.name),
                 }),
             );
+        }
+        let mut checks: Map<String, Value> = Map::new();
+        for (check, ids) in CHECKS {
+            let cases: Vec<String> = self
+                .cases
+                .iter()
+                .filter(|c| c.kind != CaseKind::Bound && c.fires.iter().any(|f| ids.contains(f)))
+                .map(|c| format!("{}.json", c.name))
+                .collect();
+            checks.insert(check.to_string(), json!({ "rules": ids, "cases": cases }));
         }
         json!({
             "format": INDEX_FORMAT,
@@ -404,6 +493,8 @@ impl Suite {
             "model_bounds_why": "refusals of the bounded model (its clock bound, its fixed number of records), not of the protocol: their cases (kind bound) replay and their logs conform, but an implementation without such bounds skips them",
             "unreached": self.unreached,
             "rules": rules,
+            "checks": checks,
+            "checks_why": "each check of the protocol with the rules that are it acting, and the cases (bound cases aside) in which one of those rules fires at some step: an implementation that leaves the check out where it acts fails the case at that step",
             "files": files,
         })
     }
@@ -423,5 +514,48 @@ impl Suite {
         }
         let index = crate::fsutil::json_pretty(&self.index()) + "\n";
         crate::fsutil::write_atomic(&out.join("index.json"), index.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memtx_model::rules::Family;
+
+    /// Rules of the pipeline, the gate and the cascade that let something through: no check of
+    /// [`CHECKS`] acts in them.
+    const PASSES: [&str; 7] = [
+        "pipe.evidence.by-authority",
+        "pipe.conflict.disjoint",
+        "pipe.pass.committed",
+        "pipe.pass.action-safe",
+        "pipe.deferred-effect",
+        "gate.pass.weak",
+        "gate.pass.strong",
+    ];
+
+    #[test]
+    fn every_acting_rule_of_the_pipeline_gate_and_cascade_is_in_exactly_one_check() {
+        let listed: Vec<&str> = CHECKS
+            .iter()
+            .flat_map(|(_, ids)| ids.iter().copied())
+            .collect();
+        for id in &listed {
+            assert!(RULES.iter().any(|d| d.id == *id), "{id} is no rule");
+            assert_eq!(listed.iter().filter(|l| *l == id).count(), 1, "{id} twice");
+            assert!(!PASSES.contains(id), "{id} lets through");
+        }
+        for def in RULES {
+            if matches!(
+                def.family,
+                Family::Pipeline | Family::Gate | Family::Cascade
+            ) {
+                assert!(
+                    listed.contains(&def.id) || PASSES.contains(&def.id),
+                    "{} is in no check",
+                    def.id
+                );
+            }
+        }
     }
 }
