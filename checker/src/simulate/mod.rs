@@ -388,12 +388,12 @@ impl<'m> Walker<'m> {
         self.state.pack(&mut self.bytes);
         out.sketch.insert(fingerprint_packed(&self.bytes));
         for (i, def) in self.model.selected.iter().enumerate() {
-            let holds = (def.holds)(self.model, &self.state);
             if def.is_invariant() {
-                if !holds {
+                if !(def.holds)(self.model, &self.state) {
                     return Some(def.key);
                 }
-            } else if holds && out.examples[i].is_none() {
+            } else if out.examples[i].is_none() && (def.holds)(self.model, &self.state) {
+                // An example already sighted in this batch is not judged again.
                 out.examples[i] = Some(Sighting { walk, step });
             }
         }
