@@ -10,8 +10,10 @@
 //! * typical mistakes, and a field neither knows on any kind of line, are refused by both;
 //! * its value lists are the code's (events, lifecycle states, reasons).
 
+mod binary_support;
 mod schema_support;
 
+use binary_support::files_under;
 use memtx_checker::log::read::parse_line;
 use schema_support::{validate, validate_def};
 use serde_json::{json, Value};
@@ -27,31 +29,17 @@ fn schema() -> Value {
     serde_json::from_str(&text).expect("docs/event-log.schema.json is JSON")
 }
 
-fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("readable folder") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            out.extend(files(&path, ext));
-        } else if path.extension().is_some_and(|e| e == ext) {
-            out.push(path);
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Every line of the hand-written logs and of the logs written from every regression trace.
 fn lines() -> Vec<Value> {
     let mut out = Vec::new();
-    for log in files(&root().join("regressions/logs"), "jsonl") {
+    for log in files_under(&root().join("regressions/logs"), "jsonl") {
         let text = std::fs::read_to_string(&log).expect("log");
         out.extend(
             text.lines()
                 .map(|l| serde_json::from_str(l).expect("JSON line")),
         );
     }
-    for file in files(&root().join("regressions"), "json") {
+    for file in files_under(&root().join("regressions"), "json") {
         let trace = memtx_checker::trace::Trace::read(&file).expect("a regression");
         let ops: Vec<_> = trace.steps.iter().map(|s| s.action.clone()).collect();
         for line in memtx_checker::log::emit::emit_run("schema", &trace.config, &ops) {

@@ -22,7 +22,9 @@ use memtx_model::Life;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+mod binary_support;
 mod schema_support;
+use binary_support::files_under;
 use schema_support::{validate, validate_def};
 
 fn root() -> PathBuf {
@@ -35,21 +37,6 @@ fn schema() -> Value {
     serde_json::from_str(&text).expect("docs/trace.schema.json is JSON")
 }
 
-/// Every `.json` file under `dir`, sorted.
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("readable folder") {
-        let path = entry.expect("folder entry").path();
-        if path.is_dir() {
-            out.extend(json_files(&path));
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-    out.sort();
-    out
-}
-
 fn reads(value: &Value) -> bool {
     Trace::from_json_value(value.clone(), "mutant").is_ok()
 }
@@ -57,7 +44,7 @@ fn reads(value: &Value) -> bool {
 #[test]
 fn every_file_in_regressions_is_valid() {
     let schema = schema();
-    let files = json_files(&root().join("regressions"));
+    let files = files_under(&root().join("regressions"), "json");
     assert!(
         files.len() >= 80,
         "expected the saved traces and scenarios, found {} files",
@@ -293,7 +280,7 @@ fn the_schemas_value_lists_are_the_codes() {
 fn every_operation_the_model_proposes_is_valid() {
     let schema = schema();
     let mut seen = std::collections::BTreeSet::new();
-    for file in json_files(&root().join("regressions")) {
+    for file in files_under(&root().join("regressions"), "json") {
         let trace = Trace::read(&file).unwrap();
         let mut cfg = trace.config.clone();
         cfg.domain.enumeration = Enumeration::Wide;

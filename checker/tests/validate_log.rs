@@ -5,7 +5,7 @@
 
 mod binary_support;
 
-use binary_support::{memtx, scratch};
+use binary_support::{files_under, memtx, scratch};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -240,24 +240,9 @@ fn malformed_logs_are_one_line_and_exit_2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Every `.json` file under `dir`, sorted.
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("readable folder") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            out.extend(json_files(&path));
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Every trace and scenario of `regressions/`, and the log `log::emit` writes of it.
 fn regression_logs() -> Vec<(PathBuf, memtx_checker::trace::Trace, Vec<String>)> {
-    json_files(&root().join("regressions"))
+    files_under(&root().join("regressions"), "json")
         .into_iter()
         .map(|file| {
             let trace = memtx_checker::trace::Trace::read(&file).expect("a regression replays");

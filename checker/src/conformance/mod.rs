@@ -13,7 +13,7 @@ pub mod witness;
 use crate::error::{ErrorKind, UserError};
 use crate::log::emit::emit_run;
 use crate::trace::scenario::{RecordExpect, RefusalSeen, StepExpect};
-use crate::trace::{Expectation, Step, Trace, TRACE_FORMAT, TRACE_VERSION};
+use crate::trace::{Step, Trace};
 use memtx_model::display::op_line;
 use memtx_model::machine::step;
 use memtx_model::rules::{take_fired, Fired, RULES};
@@ -210,19 +210,7 @@ fn scenario(cfg: &Config, ops: &[Op], description: String) -> Option<(Trace, Fir
             expect: (expect != StepExpect::default()).then_some(expect),
         });
     }
-    let trace = Trace {
-        format: TRACE_FORMAT.to_string(),
-        version: TRACE_VERSION,
-        description: Some(description),
-        tool: crate::trace::tool_id(),
-        command: String::new(),
-        config: cfg.clone(),
-        property: None,
-        expectation: Expectation::all_hold(),
-        invariants: None,
-        steps,
-        initial_state: None,
-    };
+    let trace = Trace::scenario(cfg, steps, description);
     Some((trace, all))
 }
 

@@ -11,7 +11,7 @@
 use super::event::{Event, EventOp, Outcome, RecordOutcome};
 use super::names::{confidence_level, event_name, life_name, validity_of, Inferred, LogOptions};
 use crate::trace::scenario::{serde_name, RecordExpect, RefusalSeen, StepExpect};
-use crate::trace::{Expectation, Step, Trace, TRACE_FORMAT, TRACE_VERSION};
+use crate::trace::{Step, Trace};
 use memtx_model::display::op_line;
 use memtx_model::evidence::{AUTHORITY_THRESHOLD, CONFIDENCE_THRESHOLD};
 use memtx_model::machine::{candidate_ops, step, MemTx};
@@ -601,19 +601,7 @@ pub fn validate_run(
             expect: (expect != StepExpect::default()).then_some(expect),
         });
     }
-    let scenario = Trace {
-        format: TRACE_FORMAT.to_string(),
-        version: TRACE_VERSION,
-        description: Some(description),
-        tool: crate::trace::tool_id(),
-        command: String::new(),
-        config: cfg.clone(),
-        property: None,
-        expectation: Expectation::all_hold(),
-        invariants: None,
-        steps,
-        initial_state: None,
-    };
+    let scenario = Trace::scenario(cfg, steps, description);
     Ok(RunResult {
         compared,
         divergence,

@@ -270,6 +270,24 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// A scenario written by memtx: `steps` under `cfg`, each with its expected outcomes, all
+    /// invariants expected to hold, described in words; no property, command or initial state.
+    pub fn scenario(cfg: &Config, steps: Vec<Step>, description: String) -> Trace {
+        Trace {
+            format: TRACE_FORMAT.to_string(),
+            version: TRACE_VERSION,
+            description: Some(description),
+            tool: tool_id(),
+            command: String::new(),
+            config: cfg.clone(),
+            property: None,
+            expectation: Expectation::all_hold(),
+            invariants: None,
+            steps,
+            initial_state: None,
+        }
+    }
+
     /// A trace from a discovery path in stateright's format: each state with the action taken
     /// from it, the last state with `None` (as `explore::Discovery::path`).
     ///

@@ -134,3 +134,18 @@ pub fn memtx_within(args: &[&str], dir: &Path, limit: std::time::Duration, what:
         stderr: reader.join().expect("the stderr reader"),
     }
 }
+
+/// Every file under `dir` (recursively) whose name ends in `.ext`, sorted.
+pub fn files_under(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("readable folder") {
+        let path = entry.expect("folder entry").path();
+        if path.is_dir() {
+            out.extend(files_under(&path, ext));
+        } else if path.extension().is_some_and(|e| e == ext) {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
