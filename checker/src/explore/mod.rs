@@ -65,7 +65,7 @@
 //! are absorbed directly). The owner looks the records up in its tables and appends new
 //! states to its part of the next level. When no state of the level is left to claim a worker sends
 //! `Done` to every peer and keeps absorbing until every peer sent `Done`; then the level is
-//! complete (`shard.rs` has the details). Fingerprints are uniformly distributed, so the
+//! complete (`shard/` has the details). Fingerprints are uniformly distributed, so the
 //! shards get about equal shares of the work (with a locality key, as equal as the states
 //! are spread over its values), and stealing evens out the expansion.
 //!

@@ -5,7 +5,7 @@
 //! # Shape
 //!
 //! Each timely worker owns one shard, as a thread of the fast engine does, and runs the
-//! fast engine's `Worker` (`shard.rs`) on it: the same expansion, the same batches of successor
+//! fast engine's `Worker` (`shard/worker.rs`) on it: the same expansion, the same batches of successor
 //! records, the same absorption into the visited table and the same parent log. What
 //! timely replaces is the transport and the level barrier:
 //!

@@ -1,426 +1,25 @@
-//! A worker and the shard it owns.
-//!
-//! Worker `w` owns shard `w`: for every state that [`owner_of`] gives to `w` (by its
-//! fingerprint, or by its locality key if the exploration has one), the visited table
-//! (closed levels), the fresh table (the open level), the parent log, the part of the
-//! current level made of those states, and the part of the next level it discovers. During
-//! a level a worker
-//!
-//! 1. expands its own frontier chunk by chunk, claiming `CHUNK` states at a time from its
-//!    share of the level ([`Part`], published for the level), then claims and expands what
-//!    is left of its peers' shares (work stealing: the expansion of a state does not depend
-//!    on which worker does it, since its parent reference names the share it belongs to, and
-//!    it evens out the end of a level, where one worker used to wait for the other). For
-//!    each state: unpack it into a reused value,
-//!    evaluate the properties that still lack a discovery, enumerate the actions into a
-//!    reused vector, and for each successor within the boundary canonicalize it (symmetry),
-//!    pack it once into a scratch buffer, fingerprint those bytes, and copy them into the
-//!    outgoing batch of the owning shard (one successor late: [`Worker::route`] says why),
-//!    after a header carrying the fingerprint, the
-//!    expanded state's key and its parent reference (`index · threads + s` for the `index`-th
-//!    state of shard `s`'s share, see [`super::path`]).
-//!    A self-loop, a successor equal to the state being expanded, is counted but skips the
-//!    lookup (in two-phase commit, re-receiving a message: over a third of all
-//!    successors), and so is a repeat of a successor this worker sent lately from a parent
-//!    whose key is no larger than this one's ([`super::recent`]: half of all successors in
-//!    MemTX's `paper`);
-//! 2. hands every full batch to its owner: its own batches are absorbed on the spot, the
-//!    others travel over the owner's `mpsc` channel; between chunks it absorbs whatever
-//!    arrived in its own inbox;
-//! 3. when no state of the level is left to claim (or a memory stop was requested), flushes
-//!    every batch,
-//!    sends `Done` to every other worker and keeps absorbing until it has received `Done`
-//!    from all of them. Channels are FIFO per sender, so after the last `Done` nothing of
-//!    this level is still in flight;
-//! 4. closes the level in its shard ([`Shard::end_level`]): the fresh table is drained
-//!    into the visited table and the level's keys and parent references become a closed
-//!    level of the parent log. Every record of the level has been absorbed, so every
-//!    parent choice is final. The fresh table is then resized for the next level's
-//!    expected size, within the memory budget;
-//! 5. publishes its counters and the smallest-key discovery per property, and waits at the
-//!    level barrier.
-//!
-//! # Absorbing a batch
-//!
-//! *Absorbing* a batch inserts its records in order while a second cursor prefetches, eight
-//! records ahead, the home buckets of the record in both tables, so that the cache misses of
-//! consecutive lookups overlap instead of queueing. (Eight, not more: with two prefetches
-//! per record, a longer distance keeps more lines in flight than the core has fill buffers,
-//! and the prefetches themselves start to stall.) A record is
-//!
-//! * **old** if its key is in the visited table: nothing to do;
-//! * **same-level** if its key is in the fresh table: if its parent key is smaller than the
-//!   stored one, the fresh entry and the open level's parent reference are updated;
-//! * **new** otherwise: it joins the fresh table, the open level of the parent log and the
-//!   next frontier (its bytes are copied; nothing is unpacked), all three at the same index.
-//!
-//! Which table is asked first matters only for speed. In two-phase commit every path to a
-//! state has the same length, so every repeat is same-level and asking the visited table
-//! first would waste a cache miss on nearly every record; in models with cycles most
-//! repeats are old. So each shard counts, during a level, how many records each table
-//! answered, and during the next level asks first the table that answered more often.
-//!
-//! Before an insertion that could take a table past its growth threshold the worker grows
-//! it, if the memory budget allows the new arrays; the visited table must have room for the
-//! open level too, since the level moves in when it closes. If the budget refuses, the
-//! worker requests the memory stop and stops asking; the tables then fill up to 15/16 and
-//! further new states are counted as dropped.
-//!
-//! With one thread the same code runs on the calling thread: every successor belongs to
-//! shard 0 and every batch is absorbed locally.
+//! One worker: expands its share of a level, routes successors to their owners in batches,
+//! absorbs the batches it receives, and meets the others at the level's barrier.
 
-use super::checkpoint::ShardSnapshot;
-use super::coordinator::{Coordinator, Sighting};
-use super::fresh::{FreshTable, Probe};
-use super::frontier::{begin_record, finish_record, read_record, Frontier, RECORD_HEADER};
-use super::packed::PackedState;
-use super::path::{parent_ref, ParentLog};
-use super::recent::RecentSuccessors;
-use super::report::StopReason;
-use super::sync::{lock, Part, Poisoned, Shared};
-use super::visited::{
-    fingerprint_packed, fmix64, probe_key, shard_of, VisitedTable, MAX_PROBE_ATTEMPTS,
-};
-use super::{Canonicalizer, Locality, NextStateInto};
+use super::table::{Insert, Shard};
+use super::{batch_bytes, new_batch, owner_of, Msg, CHUNK, POLL, POOL, PREFETCH_DISTANCE};
+use crate::explore::checkpoint::ShardSnapshot;
+use crate::explore::coordinator::{Coordinator, Sighting};
+use crate::explore::frontier::{begin_record, finish_record, read_record, RECORD_HEADER};
+use crate::explore::packed::PackedState;
+use crate::explore::path::parent_ref;
+use crate::explore::recent::RecentSuccessors;
+use crate::explore::report::StopReason;
+use crate::explore::sync::{lock, Part, Poisoned, Shared};
+use crate::explore::visited::fingerprint_packed;
+use crate::explore::{Canonicalizer, Locality, NextStateInto};
 use stateright::{Expectation, Model, Property};
 use std::hash::Hash;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::Duration;
 
-/// The worker (of `shards`) that owns the state packed as `bytes`, whose fingerprint is
-/// `fp`: drawn from its locality key when the exploration has one
-/// ([`super::ExploreOptions::locality`]), otherwise from the fingerprint.
-#[inline]
-pub(crate) fn owner_of(bytes: &[u8], fp: u64, locality: Option<Locality>, shards: usize) -> usize {
-    if shards == 1 {
-        return 0;
-    }
-    let key = match locality {
-        Some(key) => fmix64(key(bytes)),
-        None => fp,
-    };
-    shard_of(key, shards)
-}
-
-/// States expanded between two check points.
-pub(crate) const CHUNK: usize = 256;
-/// A batch is handed to its owner once it holds `batch_bytes(threads)` bytes: 128 KiB for up
-/// to 11 threads, then less (at least 4 KiB), so that the `threads²` outgoing batches stay
-/// within about 16 MiB.
-///
-/// Why 128 KiB and not 32 KiB as before: `paper` on 2 threads ran 6 % and 10 % faster in two
-/// spells of interleaved runs (15.73 → 14.74 s and 16.94 → 15.27 s, medians of 4 and 3),
-/// while 1 thread and 2PC with 9 RMs timed the same. (Presumably fewer switches between the
-/// working sets of expanding and absorbing; the mechanism is not pinned down.) 256 KiB on
-/// `paper` and 512 KiB on 2PC were slower again.
-fn batch_bytes(threads: usize) -> usize {
-    ((16 << 20) / (threads * threads)).clamp(4 << 10, 128 << 10)
-}
-/// An empty batch buffer with room for `batch_bytes(threads)` bytes and the record that
-/// takes it past that size.
-fn new_batch(threads: usize) -> Vec<u8> {
-    Vec::with_capacity(batch_bytes(threads) + 1024)
-}
-/// How far ahead of the insertion point the home buckets are prefetched (see the module
-/// documentation for why not more).
-const PREFETCH_DISTANCE: usize = 8;
-/// How long a waiting worker blocks before polling its check point.
-const POLL: Duration = Duration::from_millis(20);
-/// Spare batch buffers a worker keeps.
-const POOL: usize = 16;
-
-/// A message between workers.
-pub(crate) enum Msg {
-    /// Successor records (see [`super::frontier`]).
-    Batch(Vec<u8>),
-    /// The sender will send nothing more during this level.
-    Done,
-}
-
-/// Result of [`Shard::insert`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Insert {
-    /// The state was not present and now is, under this key.
-    New(u64),
-    /// The state was already present.
-    Known,
-    /// The state was not present and the tables are full (memory budget exhausted).
-    Full,
-}
-
-/// What a worker owns: its visited table, the fresh table and parent log of the open level,
-/// and its share of the current and next level; see the [module documentation](self).
-pub(crate) struct Shard {
-    /// The keys of every state of the closed levels.
-    pub(crate) table: VisitedTable,
-    /// The states first reached during the open level.
-    pub(crate) fresh: FreshTable,
-    /// Keys and parent references, level by level.
-    pub(crate) log: ParentLog,
-    pub(crate) current: Frontier,
-    pub(crate) next: Frontier,
-    exact: bool,
-    collisions: u64,
-    /// Look arriving states up in the fresh table before the visited table (chosen per
-    /// level from the previous level's hit counts; either order gives the same answers).
-    fresh_first: bool,
-    /// Arrivals of the open level found in the visited table (closed levels).
-    old_hits: u64,
-    /// Arrivals of the open level found in the fresh table (the open level).
-    fresh_hits: u64,
-    /// Size of this shard's part of the last closed level.
-    previous_level: usize,
-    /// After a resume: the keys of the levels before the checkpoint's frontier, shared
-    /// read-only by every shard (their owners for the new thread count cannot be known
-    /// without their packed bytes, which a checkpoint does not keep; see
-    /// [`super::checkpoint`]).
-    pub(crate) restored: Option<Arc<VisitedTable>>,
-    /// Whether [`Shard::bytes`] counts the restored table (shard 0 does, once for all).
-    pub(crate) counts_restored: bool,
-}
-
-impl Shard {
-    /// An empty shard.
-    pub(crate) fn new(exact: bool) -> Self {
-        Shard {
-            table: VisitedTable::new(exact),
-            fresh: FreshTable::new(),
-            log: ParentLog::default(),
-            current: Frontier::default(),
-            next: Frontier::default(),
-            exact,
-            collisions: 0,
-            fresh_first: false,
-            old_hits: 0,
-            fresh_hits: 0,
-            previous_level: 0,
-            restored: None,
-            counts_restored: false,
-        }
-    }
-
-    /// Bytes held by the tables, the parent log and both frontiers.
-    pub(crate) fn bytes(&self) -> u64 {
-        let restored = match &self.restored {
-            Some(table) if self.counts_restored => table.bytes(),
-            _ => 0,
-        };
-        restored
-            + self.table.bytes()
-            + self.fresh.bytes()
-            + self.log.bytes()
-            + self.log.staging_bytes()
-            + self.current.bytes()
-            + self.next.bytes()
-    }
-
-    /// Distinct states of the closed levels.
-    pub(crate) fn len(&self) -> u64 {
-        self.log.len()
-    }
-
-    /// States stored under a secondary key because their fingerprint collided with another
-    /// state's (exact mode only).
-    pub(crate) fn collisions(&self) -> u64 {
-        self.collisions
-    }
-
-    /// Whether one more new state would take the visited table (which must have room for
-    /// the open level too) or the fresh table past its growth threshold.
-    #[inline]
-    pub(crate) fn needs_growth(&self) -> bool {
-        let fresh = self.fresh.len();
-        self.table.len() + fresh >= self.table.grow_at() || fresh >= self.fresh.grow_at()
-    }
-
-    fn table_needs_growth(&self) -> bool {
-        self.table.len() + self.fresh.len() >= self.table.grow_at()
-    }
-
-    /// Bytes that [`Shard::grow`] would allocate on top of [`Shard::bytes`].
-    pub(crate) fn growth_bytes(&self) -> u64 {
-        let mut bytes = 0;
-        if self.table_needs_growth() {
-            bytes += self.table.growth_bytes();
-        }
-        if self.fresh.len() >= self.fresh.grow_at() {
-            bytes += self.fresh.growth_bytes();
-        }
-        bytes
-    }
-
-    /// Grows whichever table [`Shard::needs_growth`] refers to, once.
-    pub(crate) fn grow(&mut self) {
-        if self.table_needs_growth() {
-            self.table.grow();
-        }
-        if self.fresh.len() >= self.fresh.grow_at() {
-            self.fresh.grow();
-        }
-    }
-
-    /// Hints the CPU to load the buckets that inserting `fp` reads.
-    #[inline]
-    pub(crate) fn prefetch(&self, fp: u64) {
-        self.fresh.prefetch(fp);
-        self.table.prefetch(fp);
-        if let Some(restored) = &self.restored {
-            restored.prefetch(fp);
-        }
-    }
-
-    /// Whether `fp` is a key of a closed level (this shard's, or a restored one).
-    #[inline(always)]
-    fn is_old(&self, fp: u64) -> bool {
-        self.table.contains(fp) || self.restored.as_ref().is_some_and(|r| r.contains(fp))
-    }
-
-    /// Inserts a state with fingerprint `fp` and packed form `bytes`, reached from the
-    /// state with key `parent` and parent reference `parent_ref`. A state of a closed level
-    /// is [`Insert::Known`]; a state already reached during the open level keeps the
-    /// smaller parent key (and its reference); a new state joins the open level: fresh
-    /// table, parent log and next frontier, at the same index in the last two.
-    #[inline(always)]
-    pub(crate) fn insert(&mut self, fp: u64, parent: u64, parent_ref: u32, bytes: &[u8]) -> Insert {
-        if self.exact {
-            return self.insert_exact(fp, parent, parent_ref, bytes);
-        }
-        if !self.fresh_first && self.is_old(fp) {
-            self.old_hits += 1;
-            return Insert::Known;
-        }
-        match self.fresh.probe(fp) {
-            Probe::Found(slot) => {
-                self.fresh_hits += 1;
-                self.offer_parent(slot, parent, parent_ref);
-                Insert::Known
-            }
-            Probe::Vacant(slot) => {
-                if self.fresh_first && self.is_old(fp) {
-                    self.old_hits += 1;
-                    return Insert::Known;
-                }
-                self.add_fresh(slot, fp, parent, parent_ref, bytes)
-            }
-        }
-    }
-
-    /// The same-level arrival rule: keep the smaller parent key.
-    #[inline]
-    fn offer_parent(&mut self, slot: usize, parent: u64, parent_ref: u32) {
-        let (stored, index) = self.fresh.entry(slot);
-        if parent < stored {
-            self.fresh.set_parent(slot, parent);
-            self.log.set_parent(index, parent_ref);
-        }
-    }
-
-    #[inline]
-    fn add_fresh(
-        &mut self,
-        slot: usize,
-        key: u64,
-        parent: u64,
-        parent_ref: u32,
-        bytes: &[u8],
-    ) -> Insert {
-        let fresh = self.fresh.len();
-        if self.table.len() + fresh >= self.table.limit() || fresh >= self.fresh.limit() {
-            return Insert::Full;
-        }
-        let index = self.log.push(key, parent_ref);
-        self.fresh.fill(slot, key, parent, index);
-        self.next.push(bytes);
-        Insert::New(key)
-    }
-
-    /// Exact mode: follows the fingerprint's probe sequence, comparing bytes with the
-    /// visited table's arena (closed levels) or the next frontier (open level).
-    #[inline(never)]
-    fn insert_exact(&mut self, fp: u64, parent: u64, parent_ref: u32, bytes: &[u8]) -> Insert {
-        for attempt in 0..MAX_PROBE_ATTEMPTS {
-            let want = probe_key(fp, attempt);
-            if let Some(slot) = self.table.find(want) {
-                if self.table.bytes_at(slot) == Some(bytes) {
-                    return Insert::Known;
-                }
-                continue;
-            }
-            match self.fresh.probe(want) {
-                Probe::Found(slot) => {
-                    let (_, index) = self.fresh.entry(slot);
-                    if self.next.get(index as usize) == bytes {
-                        self.offer_parent(slot, parent, parent_ref);
-                        return Insert::Known;
-                    }
-                }
-                Probe::Vacant(slot) => {
-                    let result = self.add_fresh(slot, want, parent, parent_ref, bytes);
-                    if attempt > 0 && result != Insert::Full {
-                        self.collisions += 1;
-                    }
-                    return result;
-                }
-            }
-        }
-        panic!("[memtx internal bug] {MAX_PROBE_ATTEMPTS} colliding keys for one fingerprint")
-    }
-
-    /// Closes the open level: its keys move from the fresh table into the visited table (in
-    /// the fresh table's bucket order, which is also almost ascending bucket order in the
-    /// visited table), and its parent log entries become a closed level. Then the fresh
-    /// table is resized for the next level's expected size (this level's size times its
-    /// growth over the previous one) if `memory_allows` the extra bytes.
-    pub(crate) fn end_level(&mut self, memory_allows: impl Fn(u64) -> bool) {
-        let level = self.log.open_len();
-        assert_eq!(
-            level,
-            self.fresh.len(),
-            "[memtx internal bug] fresh table and parent log disagree on the level's size"
-        );
-        let table = &mut self.table;
-        let next = &self.next;
-        if self.exact {
-            self.fresh.drain(
-                |_| {},
-                |key, index| {
-                    let slot = table.add(key);
-                    table.store_bytes(slot, next.get(index as usize));
-                },
-            );
-        } else {
-            // `add` borrows the table mutably, so the prefetch goes through a copy of the
-            // table's address and size (the table does not grow during the drain).
-            let prefetcher = table.prefetcher();
-            self.fresh.drain(
-                |key| prefetcher.prefetch(key),
-                |key, _| {
-                    table.add(key);
-                },
-            );
-        }
-        self.log.close_level();
-        let expected = if self.previous_level == 0 {
-            level * 2
-        } else {
-            let ratio = (level as f64 / self.previous_level as f64).clamp(0.5, 4.0);
-            (level as f64 * ratio) as usize
-        };
-        self.previous_level = level;
-        if let Some(extra) = self.fresh.resize_bytes(expected) {
-            if memory_allows(extra) {
-                self.fresh.resize_for(expected);
-            }
-        }
-        self.fresh_first = self.fresh_hits > self.old_hits;
-        self.old_hits = 0;
-        self.fresh_hits = 0;
-    }
-}
-
-/// One attempted step of an expansion, as a [`super::Repeats`] hook needs it: its key,
+/// One attempted step of an expansion, as a [`crate::explore::Repeats`] hook needs it: its key,
 /// the rules its step fired, whether it was taken, whether its successor was generated
 /// (taken and within the model's boundary).
 struct Attempt {
@@ -436,8 +35,8 @@ pub(crate) struct Context<'a, M: Model> {
     pub(crate) properties: &'a [Property<M>],
     pub(crate) symmetry: Option<Canonicalizer<M>>,
     pub(crate) next_state_into: Option<NextStateInto<M>>,
-    pub(crate) repeats: Option<super::Repeats<M>>,
-    pub(crate) coverage: Option<super::CoverageProbe>,
+    pub(crate) repeats: Option<crate::explore::Repeats<M>>,
+    pub(crate) coverage: Option<crate::explore::CoverageProbe>,
     pub(crate) exact: bool,
     /// The locality key, if states are owned by it rather than by their fingerprint (never
     /// in exact mode).
@@ -480,7 +79,7 @@ pub(crate) struct Worker<'a, M: Model> {
     /// A growth was refused for lack of memory: do not ask again.
     growth_refused: bool,
     /// Which rules the steps fired (with a coverage probe).
-    tally: super::coverage::Tally,
+    tally: crate::explore::coverage::Tally,
     /// 0-based index of the level being expanded.
     level: usize,
 }
@@ -523,7 +122,7 @@ where
             expanded: 0,
             dropped: 0,
             growth_refused: false,
-            tally: super::coverage::Tally::default(),
+            tally: crate::explore::coverage::Tally::default(),
             level,
         }
     }
@@ -570,7 +169,7 @@ where
         }
     }
 
-    /// The checkpoint phase of a level boundary ([`super::checkpoint`]): every worker lends
+    /// The checkpoint phase of a level boundary ([`crate::explore::checkpoint`]): every worker lends
     /// its closed levels (shared, no copy), the level just closed (its next frontier) and a
     /// copy of its coverage tally; worker 0 writes them between two barriers, while the
     /// others wait; then every worker takes its frontier back.
@@ -708,7 +307,7 @@ where
     }
 
     /// Starts expanding the current level: the share of it this worker owns, to be
-    /// claimed chunk by chunk (the timely engine, [`super::timely`], which has no work
+    /// claimed chunk by chunk (the timely engine, [`crate::explore::timely`], which has no work
     /// stealing across processes).
     pub(crate) fn begin_level(&mut self) -> Part {
         self.tally.start_level(self.level);
@@ -757,7 +356,7 @@ where
     }
 
     /// Ends the worker (the timely engine): its shard and its coverage tally.
-    pub(crate) fn finish(self) -> (Shard, super::coverage::Tally) {
+    pub(crate) fn finish(self) -> (Shard, crate::explore::coverage::Tally) {
         (self.shard, self.tally)
     }
 
@@ -923,7 +522,7 @@ where
             return;
         }
         // A repeat of a successor this worker sent lately from a parent whose key is no
-        // larger than this one's changes nothing ([`super::recent`] explains why): skip
+        // larger than this one's changes nothing ([`crate::explore::recent`] explains why): skip
         // it before it costs a batch record and a lookup.
         if let Some(recent) = &mut self.recent {
             if recent.is_repeat(fp, key) {
@@ -1071,157 +670,5 @@ where
         if let Some(c) = coordinator {
             c.checkpoint(self.cx.shared);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::explore::path::{key_chain, NO_PARENT_REF};
-    use crate::explore::visited::{fmix64, NO_PARENT};
-
-    fn key(i: u64) -> u64 {
-        fmix64(i) | 1
-    }
-
-    /// Closes the open level as a worker does between levels.
-    fn close(shard: &mut Shard) {
-        shard.end_level(|_| true);
-        std::mem::swap(&mut shard.current, &mut shard.next);
-        shard.next.clear();
-    }
-
-    /// A shard with one initial state per key, level 0 closed.
-    fn with_initial(keys: &[u64]) -> Shard {
-        let mut shard = Shard::new(false);
-        for &k in keys {
-            assert_eq!(
-                shard.insert(k, NO_PARENT, NO_PARENT_REF, &k.to_le_bytes()),
-                Insert::New(k)
-            );
-        }
-        close(&mut shard);
-        shard
-    }
-
-    #[test]
-    fn smallest_same_level_parent_wins_whatever_the_arrival_order() {
-        let parents = [key(1), key(2), key(3), key(4)];
-        let smallest = parents.iter().copied().min().expect("four parents");
-        let mut orders = Vec::new();
-        // All 24 arrival orders of the four parents.
-        for a in 0..4 {
-            for b in 0..4 {
-                for c in 0..4 {
-                    let d = 6 - a - b - c;
-                    if a != b && a != c && b != c && d < 4 && d != a && d != b && d != c {
-                        orders.push([a, b, c, d]);
-                    }
-                }
-            }
-        }
-        assert_eq!(orders.len(), 24);
-        let child = key(99);
-        for order in orders {
-            let mut shard = with_initial(&parents);
-            for (n, &p) in order.iter().enumerate() {
-                let expected = if n == 0 {
-                    Insert::New(child)
-                } else {
-                    Insert::Known
-                };
-                let parent_ref = parent_ref(p, 0, 1);
-                assert_eq!(shard.insert(child, parents[p], parent_ref, b"c"), expected);
-                // Every state of level 0 is known to level 1.
-                assert_eq!(shard.insert(parents[p], child, 0, b"p"), Insert::Known);
-            }
-            close(&mut shard);
-            // The child is the first (and only) state of level 1 in the one shard.
-            let at = parent_ref(0, 0, 1);
-            let chain = key_chain(&[&shard.log], at, 1);
-            assert_eq!(chain, vec![smallest, child], "order {order:?}");
-            // A later level cannot change the parent of a closed level's state.
-            assert_eq!(shard.insert(child, NO_PARENT, 0, b"c"), Insert::Known);
-            close(&mut shard);
-            assert_eq!(key_chain(&[&shard.log], at, 1), vec![smallest, child]);
-        }
-    }
-
-    #[test]
-    fn exact_mode_tells_colliding_states_apart_in_both_tables() {
-        let mut shard = Shard::new(true);
-        let fp = 0xABCD_0000_1234_5678;
-        assert_eq!(
-            shard.insert(fp, NO_PARENT, NO_PARENT_REF, b"first"),
-            Insert::New(fp)
-        );
-        // Same fingerprint, other bytes, same level: told apart through the fresh table.
-        let Insert::New(second) = shard.insert(fp, NO_PARENT, NO_PARENT_REF, b"second") else {
-            panic!("collision not told apart in the open level");
-        };
-        assert_ne!(second, fp);
-        assert_eq!(
-            shard.insert(fp, NO_PARENT, NO_PARENT_REF, b"second"),
-            Insert::Known
-        );
-        close(&mut shard);
-        // Closed: told apart through the visited table's stored bytes.
-        assert_eq!(shard.insert(fp, 5, 0, b"first"), Insert::Known);
-        assert_eq!(shard.insert(fp, 5, 0, b"second"), Insert::Known);
-        let Insert::New(third) = shard.insert(fp, 5, 0, b"third") else {
-            panic!("collision not told apart in a closed level");
-        };
-        assert!(third != fp && third != second);
-        close(&mut shard);
-        assert_eq!(shard.collisions(), 2);
-        assert_eq!(shard.len(), 3);
-        assert_eq!(shard.table.key_of(fp, b"third"), Some(third));
-        assert_eq!(shard.current.get(0), b"third");
-    }
-
-    #[test]
-    fn memory_accounting_and_the_hard_fill_limit() {
-        let mut shard = Shard::new(false);
-        let empty = shard.bytes();
-        assert_eq!(
-            empty,
-            shard.table.bytes() + shard.fresh.bytes() + shard.log.bytes()
-        );
-        // Without growing, the shard accepts states up to 15/16 of the smaller table and
-        // then reports it full.
-        let limit = shard.table.limit().min(shard.fresh.limit());
-        let mut added = 0;
-        let mut i = 0;
-        loop {
-            i += 1;
-            match shard.insert(key(i), NO_PARENT, NO_PARENT_REF, b"") {
-                Insert::New(_) => added += 1,
-                Insert::Full => break,
-                Insert::Known => panic!("distinct keys"),
-            }
-            assert!(added <= limit);
-        }
-        assert_eq!(added, limit);
-        assert!(shard.needs_growth());
-        // A known state is still found when the tables are full.
-        assert_eq!(
-            shard.insert(key(1), NO_PARENT, NO_PARENT_REF, b""),
-            Insert::Known
-        );
-        let extra = shard.growth_bytes();
-        assert!(extra > 0);
-        let before = shard.bytes();
-        // The log's staging vectors and the frontier grew with the level.
-        assert!(before >= empty + added as u64 * 12);
-        shard.grow();
-        assert!(shard.bytes() <= before + extra);
-        assert!(shard.bytes() > before);
-        close(&mut shard);
-        assert_eq!(shard.len(), added as u64);
-        assert_eq!(shard.table.len(), added);
-        // The closed level is accounted at 12 bytes per state (plus a small header).
-        let log = shard.log.bytes();
-        assert!(log >= added as u64 * 12 && log < added as u64 * 12 + 256);
-        assert!(shard.bytes() >= shard.table.bytes() + shard.fresh.bytes() + log);
     }
 }
