@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use memtx_checker::cli::{Cli, Command};
-use memtx_checker::cmd::{check, list};
+use memtx_checker::cmd::{check, list, resume};
 use memtx_checker::error::{ErrorKind, UserError};
 use memtx_checker::output;
 use memtx_checker::trace::shell_quote;
@@ -39,7 +39,7 @@ fn main() -> ExitCode {
 fn run(command: Command, line: &str) -> Result<u8, UserError> {
     match command {
         Command::Check(args) => check::check_command(&args, line),
-        Command::Resume(args) => check::resume_command(&args, line),
+        Command::Resume(args) => resume::resume_command(&args, line),
         Command::List(args) => {
             if args.json {
                 output::println(&memtx_checker::fsutil::json_pretty(&list::as_json()))?;

@@ -1,4 +1,4 @@
-//! The subcommands, one module each: `check` (and `resume`), `suite`, `list`, `bench` (and
+//! The subcommands, one module each: `check`, `resume`, `suite`, `list`, `bench` (and
 //! `bench --simulate`, `bench_simulate`), `reference`, `explore`, `simulate`, `validate_log`, `conformance`. (`memtx replay` lives with the trace format, in
 //! [`crate::trace::command`].) [`cluster`] runs `check` and `bench` over processes for both.
 
@@ -10,6 +10,7 @@ pub mod conformance;
 pub mod explore;
 pub mod list;
 pub mod reference;
+pub mod resume;
 pub mod simulate;
 pub mod suite;
 pub mod validate_log;
