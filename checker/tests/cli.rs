@@ -286,7 +286,8 @@ fn list_names_every_property_variant_and_preset() {
             "isolation",
             "scopes",
             "interference",
-            "provenance"
+            "provenance",
+            "content"
         ]
     );
     // Every preset of the suite can be named.

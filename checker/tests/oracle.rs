@@ -30,6 +30,7 @@ fn the_protocol_passes_the_quick_suite() {
         "evidence",
         "lineage",
         "quick",
+        "content",
         "provenance",
         "interference",
         "isolation",

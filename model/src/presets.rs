@@ -26,6 +26,7 @@ pub const PRESETS: &[&str] = &[
     "scopes",
     "interference",
     "provenance",
+    "content",
 ];
 
 /// One preset of the suite (docs/protocol.md §1, revision 2): its name, what it is for, and
@@ -60,6 +61,7 @@ pub fn examples(name: &str) -> &'static [&'static str] {
         "scopes" => &["E1", "E6"],
         "interference" => &["E1", "E4", "E5"],
         "provenance" => &["E3"],
+        "content" => &["E1", "E3", "E5"],
         _ => ALL,
     }
 }
@@ -119,6 +121,11 @@ pub const SUITE: &[SuiteEntry] = &[
         focus: "Read and EndSession: what each agent holds, transcribed across transactions",
         quick: true,
     },
+    SuiteEntry {
+        name: "content",
+        focus: "another agent's Tentative records at tentative-read: visible only with their whole content permitted",
+        quick: true,
+    },
 ];
 
 /// Does preset `name` run with symmetry reduction (interchangeable agents) unless the user
@@ -168,6 +175,7 @@ pub fn preset(name: &str, variant: Variant) -> Option<Config> {
         "scopes" => (bounds(1, 3, 0), scopes_domain()),
         "interference" => (bounds(2, 3, 0), interference_domain()),
         "provenance" => (bounds(2, 3, 0), provenance_domain()),
+        "content" => (bounds(2, 3, 0), content_domain()),
         _ => return None,
     };
     Some(Config {
@@ -322,7 +330,7 @@ fn interference_domain() -> Domain {
 
 /// `provenance`: two agents that read what they may see, end their sessions, and write a
 /// Private belief (mid source) or a Shared one (the other mid source) on one slot, at
-/// committed-read or raw-read: content carried from one transaction of a session into the
+/// committed-read: content carried from one transaction of a session into the
 /// next, a Private record transcribed into a Shared one, a stale write retried (revision 3
 /// step 4, provenance follows content).
 fn provenance_domain() -> Domain {
@@ -332,6 +340,22 @@ fn provenance_domain() -> Domain {
         d.support = 0;
         d.reads = true;
         d.sessions = true;
+    })
+}
+
+/// `content`: `provenance`'s writes and `Read` at tentative-read, no sessions: one agent stages
+/// a Private belief and then a Shared one that carries it (its context at staging), and the
+/// other agent may read the Shared one while both are Tentative. Visibility needs the whole
+/// content permitted (docs/protocol.md §4, revision 3.2), which `provenance`, reading at
+/// committed-read, never puts to the test: there another agent's record is visible only once
+/// committed, and permission inheritance has refused the Shared one by then.
+fn content_domain() -> Domain {
+    focused(|d| {
+        d.writes = vec![shape(0, Confidence::High, Scope::Private), shared(1)];
+        d.isolations = vec![Isolation::TentativeRead];
+        d.tiers = vec![Tier::Medium];
+        d.support = 0;
+        d.reads = true;
     })
 }
 
