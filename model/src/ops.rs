@@ -14,7 +14,7 @@ use crate::provenance;
 use crate::record::{Effect, Kind, Reason, Record, RecordId, RecordSet, Scope, Validity, FOREVER};
 use crate::rules::{fire, Rule};
 use crate::state::State;
-use crate::txn::{capture_snapshot, snapshot_seq, visible, Isolation, Tier, Txn};
+use crate::txn::{capture_snapshot, in_view, snapshot_seq, visible, Isolation, Tier, Txn};
 use serde::{Deserialize, Serialize};
 
 /// One protocol operation.
@@ -700,8 +700,15 @@ fn rebuild(state: &mut State, view: RecordId) -> Applied {
 fn read(cfg: &Config, state: &mut State, agent: u8, id: RecordId) -> Applied {
     open_txn(cfg, state, agent, Rule::EnReadNoTxn)?;
     record_ok(state, id)?;
+    // The content is judged of a record in view only: what the transaction cannot see at all
+    // is refused for that alone.
+    let in_view = in_view(cfg, state, agent, id);
     all_parts(&[
-        (visible(cfg, state, agent, id), Rule::EnReadNotVisible),
+        (in_view, Rule::EnReadNotVisible),
+        (
+            !in_view || provenance::content_permitted(cfg, state, agent, id),
+            Rule::EnReadContentNotPermitted,
+        ),
         (!state.record(id).kind.is_action(), Rule::EnReadAction),
     ])?;
     provenance::serve(state, agent, RecordSet::single(id));

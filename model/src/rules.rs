@@ -263,6 +263,8 @@ rules! {
         "the agent has no open transaction to read in";
     EnReadNotVisible = "enable.read.not-visible", Enabling, "§4", "ops::read", ["I5"],
         "the record is not visible to the transaction";
+    EnReadContentNotPermitted = "enable.read.content-not-permitted", Enabling, "§4", "ops::read", ["I15"],
+        "revision 3.2: a record of its content is one the agent may not see (visibility needs the whole content permitted)";
     EnReadAction = "enable.read.action", Enabling, "§2", "ops::read", [],
         "a tool action is an effect, not content to read";
     EnEndSessionTxnOpen = "enable.end-session.txn-open", Enabling, "§5", "ops::end_session", [],

@@ -102,12 +102,16 @@ pub fn snapshot_seq(cfg: &Config, state: &State, tx: &Txn) -> u8 {
 /// Visibility = (in snapshot ∨ staged by this transaction) ∧ permitted (docs/protocol.md §4),
 /// and (revision 3.2, provenance follows content) every record of its content permitted.
 pub fn visible(cfg: &Config, state: &State, agent: u8, id: RecordId) -> bool {
+    in_view(cfg, state, agent, id) && crate::provenance::content_permitted(cfg, state, agent, id)
+}
+
+/// Visibility before revision 3.2: (in snapshot ∨ staged by this transaction) ∧ permitted,
+/// the record alone judged (`Read` refuses for it and for its content with separate rules).
+pub fn in_view(cfg: &Config, state: &State, agent: u8, id: RecordId) -> bool {
     let Some(tx) = state.txn(agent) else {
         return false;
     };
     let record = state.record(id);
     let own_staged = record.writer == Some(agent);
-    (own_staged || in_snapshot(cfg, state, tx, id))
-        && permitted(agent, record)
-        && crate::provenance::content_permitted(cfg, state, agent, id)
+    (own_staged || in_snapshot(cfg, state, tx, id)) && permitted(agent, record)
 }

@@ -306,3 +306,33 @@ fn cascade_rules_fire_exactly_when_a_repair_is_logged() {
         "the prefix repaired too little ({repairs} in {transitions})"
     );
 }
+
+#[test]
+fn a_read_refused_for_its_content_fires_that_rule_alone() {
+    // Agent 0 stages a Private belief (r0) and then a Shared one (r1) that carries it (r0 is in
+    // its context); agent 1 begins at tentative-read, so both are in its snapshot.
+    let cfg = wide(Variant::Memtx);
+    let mut s = State::initial();
+    for op in [
+        begin_medium(0),
+        belief(0, 0, 0).private().into(),
+        belief(0, 0, 0).source(MID_B).into(),
+        begin(1, Tier::Medium, Isolation::TentativeRead),
+    ] {
+        s = step(&cfg, &s, &op).unwrap_or_else(|r| panic!("{op:?} refused: {r}"));
+    }
+    let refused_by = |cfg: &memtx_model::Config, op: Op| {
+        let _ = take_fired();
+        assert!(step(cfg, &s, &op).is_err(), "{op:?} was served");
+        in_set(take_fired()).map(|r| r.id).collect::<Vec<_>>()
+    };
+    // r1 is in view, but its content holds another owner's Private record.
+    assert_eq!(
+        refused_by(&cfg, read(1, 1)),
+        [Rule::EnReadContentNotPermitted.id()]
+    );
+    // r0 is not in view at all: refused for that alone, its content not judged.
+    assert_eq!(refused_by(&cfg, read(1, 0)), [Rule::EnReadNotVisible.id()]);
+    // The paper's protocol serves r1 (provenance by declared parents only).
+    assert!(step(&wide(Variant::PaperProvenance), &s, &read(1, 1)).is_ok());
+}

@@ -85,18 +85,26 @@ impl Store {
         self.content_of(&BTreeSet::from([id]))
     }
 
+    /// Visible: in view, and (revision 3.2) the whole content permitted.
     pub(crate) fn visible(&self, agent: &str, id: usize) -> bool {
+        self.in_view(agent, id) && self.content_permitted(agent, id)
+    }
+
+    /// In the transaction's snapshot (or its own staging) and permitted, the record alone.
+    pub(crate) fn in_view(&self, agent: &str, id: usize) -> bool {
         let Some(tx) = self.txns.get(agent) else {
             return false;
         };
         let r = &self.recs[id];
         let own = r.writer.as_deref() == Some(agent);
-        (own || tx.snapshot.contains(&id))
-            && r.permitted_to(agent)
-            && self
-                .content(id)
-                .iter()
-                .all(|&x| self.recs[x].permitted_to(agent))
+        (own || tx.snapshot.contains(&id)) && r.permitted_to(agent)
+    }
+
+    /// May `agent` see every record of the content of `id`?
+    pub(crate) fn content_permitted(&self, agent: &str, id: usize) -> bool {
+        self.content(id)
+            .iter()
+            .all(|&x| self.recs[x].permitted_to(agent))
     }
 
     pub(crate) fn staged_by(&self, agent: &str) -> Vec<usize> {
@@ -322,8 +330,11 @@ impl Store {
         if !self.txns.contains_key(agent) {
             return Err("enable.read.no-txn");
         }
-        if !self.visible(agent, id) {
+        if !self.in_view(agent, id) {
             return Err("enable.read.not-visible");
+        }
+        if !self.content_permitted(agent, id) {
+            return Err("enable.read.content-not-permitted");
         }
         if self.recs[id].kind.is_action() {
             return Err("enable.read.action");
