@@ -145,39 +145,39 @@ rules! {
     // §5 operations: the effect of each, when performed.
     OpTick = "op.tick", Operation, "§5", "ops::tick", ["I11"],
         "Tick advances the logical clock";
-    OpObserve = "op.observe", Operation, "§5", "ops::observe", ["I5"],
+    OpObserve = "op.observe", Operation, "§5", "ops::write::observe", ["I5"],
         "Observe records a Raw belief outside any transaction";
-    OpBegin = "op.begin", Operation, "§5", "ops::begin", ["I5", "I14"],
+    OpBegin = "op.begin", Operation, "§5", "ops::txn::begin", ["I5", "I14"],
         "Begin opens a transaction and captures its snapshot";
-    OpBeginForcedIsolation = "op.begin.forced-isolation", Operation, "§4", "ops::begin", ["I14"],
+    OpBeginForcedIsolation = "op.begin.forced-isolation", Operation, "§4", "ops::txn::begin", ["I14"],
         "an external-action Begin that asked for a weaker isolation level reads at action-safe-read";
-    OpStage = "op.stage", Operation, "§5", "ops::stage", ["I5"],
+    OpStage = "op.stage", Operation, "§5", "ops::write::stage", ["I5"],
         "Stage adds a Tentative record to the agent's transaction";
-    OpAdopt = "op.adopt", Operation, "§5", "ops::adopt", ["I5", "I1"],
+    OpAdopt = "op.adopt", Operation, "§5", "ops::write::adopt", ["I5", "I1"],
         "Adopt stages a visible Raw record into the agent's transaction";
-    OpCommit = "op.commit", Operation, "§5", "ops::commit", ["I6", "I7", "I10", "I11", "I13"],
+    OpCommit = "op.commit", Operation, "§5", "ops::txn::commit", ["I6", "I7", "I10", "I11", "I13"],
         "Commit runs the pipeline over the staged records and closes the transaction";
-    OpAbort = "op.abort", Operation, "§5", "ops::abort", ["I2"],
+    OpAbort = "op.abort", Operation, "§5", "ops::txn::abort", ["I2"],
         "Abort retracts every staged record (with cascade) and closes the transaction";
-    OpCallReversible = "op.call-reversible", Operation, "§5", "ops::call_tool", ["I2", "I5"],
+    OpCallReversible = "op.call-reversible", Operation, "§5", "ops::write::call_tool", ["I2", "I5"],
         "a reversible tool call executes (no gate)";
-    OpCallIrreversible = "op.call-irreversible", Operation, "§5", "ops::call_tool", ["I1", "I9"],
+    OpCallIrreversible = "op.call-irreversible", Operation, "§5", "ops::write::call_tool", ["I1", "I9"],
         "an irreversible tool call passes the gate and executes";
-    OpRequestRevocation = "op.request-revocation", Operation, "§5", "ops::request_revocation", ["I9"],
+    OpRequestRevocation = "op.request-revocation", Operation, "§5", "ops::repair::request_revocation", ["I9"],
         "RequestRevocation marks a committed record pending revocation";
-    OpApplyRevocation = "op.apply-revocation", Operation, "§5", "ops::apply_revocation", ["I2", "I8"],
+    OpApplyRevocation = "op.apply-revocation", Operation, "§5", "ops::repair::apply_revocation", ["I2", "I8"],
         "ApplyRevocation revokes a pending record and cascades";
-    OpRevalidate = "op.revalidate", Operation, "§5", "ops::revalidate", ["I4"],
+    OpRevalidate = "op.revalidate", Operation, "§5", "ops::repair::revalidate", ["I4"],
         "Revalidate stages a quarantined belief again in its owner's transaction";
-    OpRebuild = "op.rebuild", Operation, "§5", "ops::rebuild", ["I2"],
+    OpRebuild = "op.rebuild", Operation, "§5", "ops::repair::rebuild", ["I2"],
         "Rebuild stages a quarantined view again from its active parents";
-    OpResolveKeep = "op.resolve-keep", Operation, "§5", "ops::resolve", ["I7", "I12", "I13"],
+    OpResolveKeep = "op.resolve-keep", Operation, "§5", "ops::repair::resolve", ["I7", "I12", "I13"],
         "Resolve(keep) commits a reviewed record and supersedes the rivals it wins against";
-    OpResolveReject = "op.resolve-reject", Operation, "§5", "ops::resolve", ["I2"],
+    OpResolveReject = "op.resolve-reject", Operation, "§5", "ops::repair::resolve", ["I2"],
         "Resolve(reject) revokes a reviewed record and cascades";
-    OpRead = "op.read", Operation, "§5", "ops::read", ["I5"],
+    OpRead = "op.read", Operation, "§5", "ops::session::read", ["I5"],
         "Read (revision 3) serves a visible record to the agent: it joins the transaction's read set and the agent's context";
-    OpEndSession = "op.end-session", Operation, "§5", "ops::end_session", [],
+    OpEndSession = "op.end-session", Operation, "§5", "ops::session::end_session", [],
         "EndSession (revision 3) clears the agent's context: a new session, the prompt is gone";
 
     // §5 enabling conditions: each part fires when it refuses the operation.
@@ -185,25 +185,25 @@ rules! {
         "the clock is at its bound";
     EnObserveFree = "enable.observe.free-id", Enabling, "§5", "ops::free_record", [],
         "no free record id";
-    EnBeginOpen = "enable.begin.txn-open", Enabling, "§5", "ops::begin", [],
+    EnBeginOpen = "enable.begin.txn-open", Enabling, "§5", "ops::txn::begin", [],
         "the agent already has an open transaction";
     EnStageNoTxn = "enable.stage.no-txn", Enabling, "§5", "ops::open_txn", [],
         "the agent has no open transaction to stage in";
     EnStageFree = "enable.stage.free-id", Enabling, "§5", "ops::free_record", [],
         "no free record id to stage";
-    EnStageViewParent = "enable.stage.view-parent", Enabling, "§5", "ops::stage", [],
+    EnStageViewParent = "enable.stage.view-parent", Enabling, "§5", "ops::write::stage", [],
         "a view needs at least one parent";
-    EnStageParentVisible = "enable.stage.parent-visible", Enabling, "§4", "ops::parents_readable", ["I5"],
+    EnStageParentVisible = "enable.stage.parent-visible", Enabling, "§4", "ops::write::parents_readable", ["I5"],
         "a declared parent is not visible to the transaction";
-    EnStageParentRevoked = "enable.stage.parent-revoked", Enabling, "§4", "ops::parents_readable", ["I2"],
+    EnStageParentRevoked = "enable.stage.parent-revoked", Enabling, "§4", "ops::write::parents_readable", ["I2"],
         "a declared parent is Revoked (branch states are never visible)";
-    EnStageParentAction = "enable.stage.parent-action", Enabling, "§2", "ops::parents_readable", [],
+    EnStageParentAction = "enable.stage.parent-action", Enabling, "§2", "ops::write::parents_readable", [],
         "a tool action cannot be a parent (nothing is derived from an effect)";
     EnAdoptNoTxn = "enable.adopt.no-txn", Enabling, "§5", "ops::open_txn", [],
         "the agent has no open transaction to adopt into";
-    EnAdoptNotRaw = "enable.adopt.not-raw", Enabling, "§5", "ops::adopt", ["I4"],
+    EnAdoptNotRaw = "enable.adopt.not-raw", Enabling, "§5", "ops::write::adopt", ["I4"],
         "only a Raw record can be adopted";
-    EnAdoptNotVisible = "enable.adopt.not-visible", Enabling, "§4", "ops::adopt", ["I5"],
+    EnAdoptNotVisible = "enable.adopt.not-visible", Enabling, "§4", "ops::write::adopt", ["I5"],
         "the Raw record is not visible to the transaction";
     EnCommitNoTxn = "enable.commit.no-txn", Enabling, "§5", "ops::open_txn", [],
         "the agent has no open transaction to commit";
@@ -213,63 +213,63 @@ rules! {
         "the agent has no open transaction to call a tool from";
     EnCallFree = "enable.call.free-id", Enabling, "§5", "ops::free_record", [],
         "no free record id for the tool action";
-    EnCallSupportVisible = "enable.call.support-visible", Enabling, "§4", "ops::call_tool", ["I5"],
+    EnCallSupportVisible = "enable.call.support-visible", Enabling, "§4", "ops::write::call_tool", ["I5"],
         "a declared support record is not visible to the transaction";
-    EnCallSupportAction = "enable.call.support-action", Enabling, "§2", "ops::call_tool", [],
+    EnCallSupportAction = "enable.call.support-action", Enabling, "§2", "ops::write::call_tool", [],
         "a tool action cannot support a call";
-    EnCallReversibleNotInForce = "enable.call.reversible-not-in-force", Enabling, "§7", "ops::call_tool", ["I2"],
+    EnCallReversibleNotInForce = "enable.call.reversible-not-in-force", Enabling, "§7", "ops::write::call_tool", ["I2"],
         "a reversible call's support is not in force (not Committed or ActionSafe)";
-    EnRequestAction = "enable.request.action", Enabling, "§5", "ops::request_revocation", [],
+    EnRequestAction = "enable.request.action", Enabling, "§5", "ops::repair::request_revocation", [],
         "tool actions are repaired by cascade, not revoked";
-    EnRequestNotCommitted = "enable.request.not-committed", Enabling, "§5", "ops::request_revocation", [],
+    EnRequestNotCommitted = "enable.request.not-committed", Enabling, "§5", "ops::repair::request_revocation", [],
         "only a Committed or ActionSafe record can be revoked";
-    EnRequestPending = "enable.request.pending", Enabling, "§5", "ops::request_revocation", [],
+    EnRequestPending = "enable.request.pending", Enabling, "§5", "ops::repair::request_revocation", [],
         "a revocation is already pending";
-    EnApplyNotPending = "enable.apply.not-pending", Enabling, "§5", "ops::apply_revocation", [],
+    EnApplyNotPending = "enable.apply.not-pending", Enabling, "§5", "ops::repair::apply_revocation", [],
         "no revocation is pending";
-    EnRevalidateNotBelief = "enable.revalidate.not-belief", Enabling, "§5", "ops::revalidate", [],
+    EnRevalidateNotBelief = "enable.revalidate.not-belief", Enabling, "§5", "ops::repair::revalidate", [],
         "only a belief is revalidated (views are rebuilt)";
-    EnRevalidateNotQuarantined = "enable.revalidate.not-quarantined", Enabling, "§5", "ops::revalidate", ["I4"],
+    EnRevalidateNotQuarantined = "enable.revalidate.not-quarantined", Enabling, "§5", "ops::repair::revalidate", ["I4"],
         "only a Quarantined record is revalidated";
-    EnRevalidateAncestor = "enable.revalidate.ancestor-inactive", Enabling, "§5", "ops::revalidate", ["I13"],
+    EnRevalidateAncestor = "enable.revalidate.ancestor-inactive", Enabling, "§5", "ops::repair::revalidate", ["I13"],
         "an ancestor is not active";
-    EnRevalidateNoTxn = "enable.revalidate.no-txn", Enabling, "§5", "ops::restage", [],
+    EnRevalidateNoTxn = "enable.revalidate.no-txn", Enabling, "§5", "ops::repair::restage", [],
         "the owner has no open transaction to revalidate in";
-    EnRebuildNotView = "enable.rebuild.not-view", Enabling, "§5", "ops::rebuild", [],
+    EnRebuildNotView = "enable.rebuild.not-view", Enabling, "§5", "ops::repair::rebuild", [],
         "only a view is rebuilt";
-    EnRebuildNotQuarantined = "enable.rebuild.not-quarantined", Enabling, "§5", "ops::rebuild", ["I4"],
+    EnRebuildNotQuarantined = "enable.rebuild.not-quarantined", Enabling, "§5", "ops::repair::rebuild", ["I4"],
         "only a Quarantined view is rebuilt";
-    EnRebuildNoParent = "enable.rebuild.no-active-parent", Enabling, "§5", "ops::rebuild", ["I2"],
+    EnRebuildNoParent = "enable.rebuild.no-active-parent", Enabling, "§5", "ops::repair::rebuild", ["I2"],
         "no parent of the view is active";
-    EnRebuildNoTxn = "enable.rebuild.no-txn", Enabling, "§5", "ops::restage", [],
+    EnRebuildNoTxn = "enable.rebuild.no-txn", Enabling, "§5", "ops::repair::restage", [],
         "the owner has no open transaction to rebuild in";
-    EnResolveNotReview = "enable.resolve.not-review", Enabling, "§5", "ops::resolve", [],
+    EnResolveNotReview = "enable.resolve.not-review", Enabling, "§5", "ops::repair::resolve", [],
         "only a record quarantined for review (or, revision 3, scope review) is resolved";
-    EnKeepExpired = "enable.keep.expired", Enabling, "§5", "ops::keep_refusals", ["I11"],
+    EnKeepExpired = "enable.keep.expired", Enabling, "§5", "ops::repair::keep_refusals", ["I11"],
         "keep: the record is not valid now";
-    EnKeepLineage = "enable.keep.lineage", Enabling, "§5", "ops::keep_refusals", ["I13"],
+    EnKeepLineage = "enable.keep.lineage", Enabling, "§5", "ops::repair::keep_refusals", ["I13"],
         "keep: an ancestor is inactive, or (revision 3) not yet committed";
-    EnKeepPermission = "enable.keep.permission", Enabling, "§5", "ops::keep_refusals", ["I3"],
+    EnKeepPermission = "enable.keep.permission", Enabling, "§5", "ops::repair::keep_refusals", ["I3"],
         "keep: the scope is wider than the narrowest ancestor's (permission laundering)";
-    EnKeepUnstable = "enable.keep.unstable", Enabling, "§5", "ops::keep_refusals", ["I13"],
+    EnKeepUnstable = "enable.keep.unstable", Enabling, "§5", "ops::repair::keep_refusals", ["I13"],
         "keep: an ancestor is pending revocation";
-    EnKeepStale = "enable.keep.stale", Enabling, "§5", "ops::keep_refusals", ["I7"],
+    EnKeepStale = "enable.keep.stale", Enabling, "§5", "ops::repair::keep_refusals", ["I7"],
         "keep: a rival was committed after the staging transaction's snapshot (stale late write)";
-    EnKeepOutranked = "enable.keep.outranked", Enabling, "§5", "ops::keep_refusals", ["I12"],
+    EnKeepOutranked = "enable.keep.outranked", Enabling, "§5", "ops::repair::keep_refusals", ["I12"],
         "keep: a rival of higher authority stands";
-    EnKeepWiderRival = "enable.keep.wider-rival", Enabling, "§5", "ops::keep_refusals", ["I17"],
+    EnKeepWiderRival = "enable.keep.wider-rival", Enabling, "§5", "ops::repair::keep_refusals", ["I17"],
         "keep (revision 3): a rival wider in scope stands; to contest a shared truth, write a record as wide";
     EnReadNoTxn = "enable.read.no-txn", Enabling, "§5", "ops::open_txn", [],
         "the agent has no open transaction to read in";
-    EnReadNotVisible = "enable.read.not-visible", Enabling, "§4", "ops::read", ["I5"],
+    EnReadNotVisible = "enable.read.not-visible", Enabling, "§4", "ops::session::read", ["I5"],
         "the record is not visible to the transaction";
-    EnReadContentNotPermitted = "enable.read.content-not-permitted", Enabling, "§4", "ops::read", ["I15"],
+    EnReadContentNotPermitted = "enable.read.content-not-permitted", Enabling, "§4", "ops::session::read", ["I15"],
         "revision 3.2: a record of its content is one the agent may not see (visibility needs the whole content permitted)";
-    EnReadAction = "enable.read.action", Enabling, "§2", "ops::read", [],
+    EnReadAction = "enable.read.action", Enabling, "§2", "ops::session::read", [],
         "a tool action is an effect, not content to read";
-    EnEndSessionTxnOpen = "enable.end-session.txn-open", Enabling, "§5", "ops::end_session", [],
+    EnEndSessionTxnOpen = "enable.end-session.txn-open", Enabling, "§5", "ops::session::end_session", [],
         "the agent has an open transaction (a session ends between transactions)";
-    EnEndSessionEmpty = "enable.end-session.empty", Enabling, "§5", "ops::end_session", [],
+    EnEndSessionEmpty = "enable.end-session.empty", Enabling, "§5", "ops::session::end_session", [],
         "the agent's context is already empty";
 
     // §6 the commit pipeline.
@@ -313,11 +313,11 @@ rules! {
         "provenance follows content (i): an agent permitted to see the record may not see a record of its content -> Quarantined(content-permission)";
     PipeStabilityFail = "pipe.stability.fail", Pipeline, "§6.4", "pipeline::check_dependency_stability", ["I13"],
         "dependency stability: an ancestor pending revocation -> Quarantined(unstable-dependency)";
-    PipePassCommitted = "pipe.pass.committed", Pipeline, "§6", "ops::promote", ["I10", "I11", "I13"],
+    PipePassCommitted = "pipe.pass.committed", Pipeline, "§6", "ops::txn::promote", ["I10", "I11", "I13"],
         "every check passed -> Committed, with the next commit sequence number";
-    PipePassActionSafe = "pipe.pass.action-safe", Pipeline, "§6", "ops::promote", ["I1"],
+    PipePassActionSafe = "pipe.pass.action-safe", Pipeline, "§6", "ops::txn::promote", ["I1"],
         "every check passed inside an external-action transaction -> ActionSafe";
-    PipeDeferredEffect = "pipe.deferred-effect", Pipeline, "§6", "ops::commit", ["I12"],
+    PipeDeferredEffect = "pipe.deferred-effect", Pipeline, "§6", "ops::txn::commit", ["I12"],
         "a record that fails a later check leaves the rivals it would have won against untouched";
 
     // §7 the action gate.
