@@ -2,6 +2,7 @@
 //! Every error here is the user's, with the cause and the fix in one line.
 
 use crate::cli::BoundArgs;
+use crate::error::{ErrorKind, UserError};
 use memtx_model::config::default_authority;
 use memtx_model::presets::{preset, PRESETS};
 use memtx_model::properties::{PropertyDef, PROPERTIES};
@@ -114,6 +115,43 @@ pub fn config_with_domain(
         apply_domain_file_limited(&mut cfg, path, domain_limit)?;
     }
     overrides(cfg, bounds)
+}
+
+/// The size limit of an input file: `--max-input-size SIZE`, or 64 MiB
+/// ([`crate::input::MAX_INPUT_BYTES`]) when it is not given.
+pub fn input_limit(max_input_size: Option<&str>) -> Result<u64, UserError> {
+    match max_input_size {
+        None => Ok(crate::input::MAX_INPUT_BYTES),
+        Some(text) => crate::input::parse_size(text)
+            .map_err(|m| UserError::new(ErrorKind::Usage, format!("--max-input-size {m}"))),
+    }
+}
+
+/// What a command's configuration flags ask for, checked, each wrong input a one-line error of
+/// its own kind: the variant, the preset with its `--domain` file (at most `--max-input-size`)
+/// and bound overrides, and the properties to judge (default: all). `check` and `simulate`
+/// read their flags through it.
+pub fn configured(
+    preset_name: &str,
+    domain: Option<&std::path::Path>,
+    max_input_size: Option<&str>,
+    bounds: &BoundArgs,
+    variant_name: &str,
+    property_keys: &[String],
+) -> Result<(Config, Vec<&'static PropertyDef>), UserError> {
+    let variant =
+        variant(variant_name).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
+    let cfg = config_with_domain(
+        preset_name,
+        domain,
+        input_limit(max_input_size)?,
+        bounds,
+        variant,
+    )
+    .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
+    let selected = properties(property_keys, &cfg.preset)
+        .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
+    Ok((cfg, selected))
 }
 
 /// The preset's configuration with the bound overrides applied, validated.

@@ -339,15 +339,6 @@ pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static Property
     out
 }
 
-/// The size limit of a `--domain` file: `--max-input-size`, or 64 MiB.
-fn domain_limit(args: &CheckArgs) -> Result<u64, UserError> {
-    match &args.max_input_size {
-        None => Ok(setup::MAX_DOMAIN_FILE_BYTES),
-        Some(text) => crate::input::parse_size(text)
-            .map_err(|m| UserError::new(ErrorKind::Usage, format!("--max-input-size {m}"))),
-    }
-}
-
 /// Runs `memtx check` silently; returns the report (the caller prints it and picks the exit
 /// code).
 pub fn check(args: &CheckArgs, command: &str) -> Result<RunReport, UserError> {
@@ -360,18 +351,14 @@ pub fn check_announcing(
     command: &str,
     announce: &dyn Fn(&str),
 ) -> Result<RunReport, UserError> {
-    let variant =
-        setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
-    let cfg = setup::config_with_domain(
+    let (cfg, selected) = setup::configured(
         &args.preset,
         args.domain.as_deref(),
-        domain_limit(args)?,
+        args.max_input_size.as_deref(),
         &args.bounds,
-        variant,
-    )
-    .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
-    let selected = setup::properties(&args.properties, &cfg.preset)
-        .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
+        &args.variant,
+        &args.properties,
+    )?;
     let mut opts = options(args)?;
     if let Some(dir) = &args.checkpoint {
         let every = match &args.checkpoint_every {

@@ -35,23 +35,14 @@ pub fn simulate_command(args: &SimulateArgs, command: &str) -> Result<u8, UserEr
 
 /// Runs the simulation and builds its report, saving the shortened trace of a violation.
 pub fn run(args: &SimulateArgs, command: &str) -> Result<SimulationReport, UserError> {
-    let variant =
-        setup::variant(&args.variant).map_err(|m| UserError::new(ErrorKind::UnknownVariant, m))?;
-    let limit = match &args.max_input_size {
-        Some(text) => crate::input::parse_size(text)
-            .map_err(|m| UserError::new(ErrorKind::Usage, format!("--max-input-size {m}")))?,
-        None => setup::MAX_DOMAIN_FILE_BYTES,
-    };
-    let cfg = setup::config_with_domain(
+    let (cfg, selected) = setup::configured(
         &args.preset,
         args.domain.as_deref(),
-        limit,
+        args.max_input_size.as_deref(),
         &args.bounds,
-        variant,
-    )
-    .map_err(|m| UserError::new(ErrorKind::InvalidConfig, m))?;
-    let selected = setup::properties(&args.properties, &cfg.preset)
-        .map_err(|m| UserError::new(ErrorKind::UnknownProperty, m))?;
+        &args.variant,
+        &args.properties,
+    )?;
     let time = match &args.time {
         Some(text) => Some(
             setup::duration(text)

@@ -10,7 +10,6 @@
 
 use crate::cli::ReplayArgs;
 use crate::error::{ErrorKind, UserError};
-use crate::input::{parse_size, MAX_INPUT_BYTES};
 use crate::output;
 use crate::setup;
 use crate::trace::replay::replay;
@@ -18,11 +17,7 @@ use crate::trace::{Expectation, Trace};
 
 /// Runs `memtx replay`; returns the exit code.
 pub fn replay_command(args: &ReplayArgs) -> Result<u8, UserError> {
-    let limit = match &args.max_input_size {
-        Some(size) => parse_size(size)
-            .map_err(|m| UserError::new(ErrorKind::Usage, format!("--max-input-size {m}")))?,
-        None => MAX_INPUT_BYTES,
-    };
+    let limit = setup::input_limit(args.max_input_size.as_deref())?;
     let trace = Trace::read_limited(&args.trace, limit)?;
     let variant = match &args.variant {
         Some(name) => {
