@@ -7,7 +7,8 @@
 //! One file per family of operations, each operation one function: `txn.rs` (`Begin`, `Commit`,
 //! `Abort`), `write.rs` (`Observe`, `Stage`, `Adopt`, `CallTool`), `session.rs` (`Read`,
 //! `EndSession`), `repair.rs` (revocation, `Revalidate`, `Rebuild`, `Resolve`). This file holds
-//! the operations, the dispatch and the parts of enabling conditions they share.
+//! [`Op`] and [`Refusal`], the dispatch, `Tick` (the clock) and the parts of enabling conditions
+//! the operations share.
 
 mod repair;
 mod session;
