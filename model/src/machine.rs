@@ -9,7 +9,7 @@ use crate::config::{Config, Enumeration};
 use crate::evidence::Confidence;
 use crate::ghost::observe_step;
 use crate::lifecycle::Life;
-use crate::ops::{apply, Op, Refusal};
+use crate::ops::{apply, Families, Family, Op, Refusal};
 use crate::properties::{PropertyDef, PROPERTIES};
 use crate::record::{Kind, Reason, RecordSet, Validity};
 use crate::state::State;
@@ -120,14 +120,29 @@ fn subsets(of: RecordSet, k: u8, min: u8) -> impl Iterator<Item = RecordSet> + C
 /// imply (`model/tests/enumeration.rs` checks that every dropped operation is refused);
 /// with [`Enumeration::Wide`] every operation of the domain is proposed in every state.
 pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
+    propose(cfg, state, Families::ALL, out);
+}
+
+/// The operations of `families` that [`candidate_ops`] tries in `state`, in its order: the
+/// same list with every other family's operations left out (`model/tests/enumeration.rs`
+/// checks it), for a caller that chooses a family before an operation.
+pub fn candidate_ops_of(cfg: &Config, state: &State, families: Families, out: &mut Vec<Op>) {
+    propose(cfg, state, families, out);
+}
+
+/// The one enumeration behind both: inlined into each, so that [`candidate_ops`] (the
+/// explorers' hot path) tests no family.
+#[inline(always)]
+fn propose(cfg: &Config, state: &State, families: Families, out: &mut Vec<Op>) {
     let d = &cfg.domain;
     let b = &cfg.bounds;
     let wide = d.enumeration == Enumeration::Wide;
     let free = wide || state.len() < b.records as usize;
-    if wide || state.clock < b.ticks {
+    let has = |f: Family| families.contains(f);
+    if has(Family::Tick) && (wide || state.clock < b.ticks) {
         out.push(Op::Tick);
     }
-    if d.observe && free {
+    if has(Family::Observe) && d.observe && free {
         for source in 0..b.sources.len() as u8 {
             for slot in 0..b.slots {
                 for value in 0..b.values {
@@ -151,9 +166,16 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
         }
     }
     let every = state.ids().collect::<RecordSet>();
+    // The families that need the records an agent may read, and those of its open
+    // transaction.
+    let needs_readable = [Family::Stage, Family::Adopt, Family::CallTool, Family::Read]
+        .into_iter()
+        .any(has);
+    let in_txn = needs_readable || has(Family::Commit) || has(Family::Abort);
     for agent in 0..b.agents {
         let open = state.txn(agent).is_some();
-        if d.sessions && (wide || (!open && !state.context(agent).is_empty())) {
+        let ends = has(Family::EndSession) && d.sessions;
+        if ends && (wide || (!open && !state.context(agent).is_empty())) {
             out.push(Op::EndSession { agent });
         }
         if wide || !open {
@@ -167,7 +189,7 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
                 let a = Isolation::ALL;
                 [a[4], a[3], a[2], a[1], a[0]]
             };
-            for &tier in &d.tiers {
+            for &tier in d.tiers.iter().filter(|_| has(Family::Begin)) {
                 let levels: &[Isolation] = if tier == Tier::ExternalAction {
                     &ACTION_SAFE_FIRST
                 } else {
@@ -185,7 +207,10 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
                 continue;
             }
         }
-        let readable: RecordSet = if wide {
+        if !in_txn {
+            continue;
+        }
+        let readable: RecordSet = if wide || !needs_readable {
             every
         } else {
             state
@@ -198,12 +223,12 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
                 })
                 .collect()
         };
-        if free {
+        if free && has(Family::Stage) {
             stage_ops(cfg, state, agent, readable, out);
         }
         // Adopting takes no new record id (found by model/tests/enumeration.rs: proposing
         // it only when an id was free hid adoptions into a full state).
-        if d.observe || wide {
+        if has(Family::Adopt) && (d.observe || wide) {
             for id in readable.iter() {
                 if wide || state.record(id).life() == Life::Raw {
                     out.push(Op::Adopt { agent, record: id });
@@ -212,20 +237,29 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
         }
         // A record already in the agent's context is not proposed again: serving it twice
         // changes nothing.
-        if d.reads {
+        if has(Family::Read) && d.reads {
             let context = state.context(agent);
             for id in state.ids() {
-                let new = !context.contains(id)
-                    && !state.record(id).kind.is_action()
-                    && visible(cfg, state, agent, id);
-                if wide || new {
+                // `readable` holds the visible records but tool actions and Revoked ones, so
+                // visibility is judged again only for a Revoked record.
+                let r = state.record(id);
+                let new = wide
+                    || (!context.contains(id)
+                        && !r.kind.is_action()
+                        && (readable.contains(id)
+                            || (r.life() == Life::Revoked && visible(cfg, state, agent, id))));
+                if new {
                     out.push(Op::Read { agent, record: id });
                 }
             }
         }
-        out.push(Op::Commit { agent });
-        out.push(Op::Abort { agent });
-        if free {
+        if has(Family::Commit) {
+            out.push(Op::Commit { agent });
+        }
+        if has(Family::Abort) {
+            out.push(Op::Abort { agent });
+        }
+        if free && has(Family::CallTool) {
             let in_force: RecordSet = if wide {
                 every
             } else {
@@ -248,25 +282,35 @@ pub fn candidate_ops(cfg: &Config, state: &State, out: &mut Vec<Op>) {
             }
         }
     }
+    let repairs = [
+        Family::RequestRevocation,
+        Family::ApplyRevocation,
+        Family::Revalidate,
+        Family::Rebuild,
+        Family::Resolve,
+    ];
+    if !repairs.into_iter().any(has) {
+        return;
+    }
     for id in state.ids() {
         let r = state.record(id);
         let requestable = !r.kind.is_action() && r.life().is_committed() && !r.pending_revocation;
-        if d.revocations && (wide || requestable) {
+        if has(Family::RequestRevocation) && d.revocations && (wide || requestable) {
             out.push(Op::RequestRevocation { record: id });
         }
-        if wide || r.pending_revocation {
+        if has(Family::ApplyRevocation) && (wide || r.pending_revocation) {
             out.push(Op::ApplyRevocation { record: id });
         }
         let restageable = r.life() == Life::Quarantined && state.txn(r.owner).is_some();
-        if wide || (restageable && r.kind == Kind::Belief) {
+        if has(Family::Revalidate) && (wide || (restageable && r.kind == Kind::Belief)) {
             out.push(Op::Revalidate { record: id });
         }
-        if wide || (restageable && r.kind.is_view()) {
+        if has(Family::Rebuild) && (wide || (restageable && r.kind.is_view())) {
             out.push(Op::Rebuild { view: id });
         }
         let in_review = r.life() == Life::Quarantined
             && matches!(r.reason, Some(Reason::Review | Reason::ScopeReview));
-        if d.reviews && (wide || in_review) {
+        if has(Family::Resolve) && d.reviews && (wide || in_review) {
             out.push(Op::Resolve {
                 record: id,
                 keep: true,
@@ -357,6 +401,19 @@ impl MemTx {
         Some((key, u128::from(read != isolation) << forced))
     }
 
+    /// [`Model::actions`] of `families` only ([`candidate_ops_of`]), in the same order.
+    pub fn actions_of(&self, state: &State, families: Families, actions: &mut Vec<Op>) {
+        candidate_ops_of(&self.cfg, state, families, actions);
+        self.keep_only(actions);
+    }
+
+    /// Drops the operations a [projected](MemTx::projected) model does not take.
+    fn keep_only(&self, actions: &mut Vec<Op>) {
+        if let Some(only) = &self.only {
+            actions.retain(|op| only.contains(op));
+        }
+    }
+
     /// [`Model::next_state`] into an existing state value: `out` becomes the successor of
     /// `state` by `op` and the result is `true`, or the operation is refused and the result is
     /// `false` (`out` is then unspecified). Explorers that reuse one successor value call this
@@ -377,9 +434,7 @@ impl Model for MemTx {
 
     fn actions(&self, state: &State, actions: &mut Vec<Op>) {
         candidate_ops(&self.cfg, state, actions);
-        if let Some(only) = &self.only {
-            actions.retain(|op| only.contains(op));
-        }
+        self.keep_only(actions);
     }
 
     #[inline]

@@ -156,3 +156,77 @@ fn a_projection_proposes_what_the_model_proposes_among_its_operations_only() {
     assert!(seen_any > 0);
     assert_eq!(projected.symmetry.order(), 1, "no renaming in a projection");
 }
+
+/// The states of `walks` random walks of up to `depth` steps from the initial state (a fixed
+/// linear congruential choice among the proposed operations the protocol performs).
+fn walked(cfg: &memtx_model::Config, walks: u64, depth: usize) -> Vec<State> {
+    let mut out = Vec::new();
+    let mut ops = Vec::new();
+    let mut x = 0x2545_f491_4f6c_dd1d_u64;
+    for _ in 0..walks {
+        let mut s = State::initial();
+        for _ in 0..depth {
+            ops.clear();
+            candidate_ops(cfg, &s, &mut ops);
+            let next = (0..ops.len()).find_map(|k| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let op = &ops[((x >> 33) as usize + k) % ops.len()];
+                step(cfg, &s, op).ok()
+            });
+            let Some(next) = next else { break };
+            out.push(std::mem::replace(&mut s, next));
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// `candidate_ops_of` (what a walk that picks a family first proposes) is `candidate_ops` with
+/// the other families' operations left out, in the same order: for each family alone, for
+/// pairs of families, and under both enumerations, over reachable states of `full` (every
+/// family) and `paper`, found by random walks.
+#[test]
+fn proposing_some_families_is_proposing_all_and_keeping_theirs() {
+    use memtx_model::machine::candidate_ops_of;
+    use memtx_model::ops::{Families, Family};
+    for name in ["full", "paper"] {
+        for enumeration in [Enumeration::Filtered, Enumeration::Wide] {
+            let mut cfg = preset(name, Variant::Memtx).expect("a preset");
+            cfg.domain.enumeration = enumeration;
+            let states = walked(&cfg, 300, 30);
+            let (mut all, mut some) = (Vec::new(), Vec::new());
+            let mut seen = Families::NONE;
+            for (n, s) in states.iter().enumerate() {
+                all.clear();
+                candidate_ops(&cfg, s, &mut all);
+                let f = Family::ALL[n % Family::ALL.len()];
+                let g = Family::ALL[(n / Family::ALL.len()) % Family::ALL.len()];
+                for families in [Families::only(f), Families::only(f).with(g)] {
+                    some.clear();
+                    candidate_ops_of(&cfg, s, families, &mut some);
+                    let kept: Vec<_> = all
+                        .iter()
+                        .filter(|op| families.contains(op.family()))
+                        .cloned()
+                        .collect();
+                    assert_eq!(some, kept, "{name}, {families:?}, state:\n{s:?}");
+                    for op in &some {
+                        seen = seen.with(op.family());
+                    }
+                }
+                some.clear();
+                candidate_ops_of(&cfg, s, Families::ALL, &mut some);
+                assert_eq!(some, all, "{name}: every family is candidate_ops");
+            }
+            if name == "full" {
+                assert_eq!(
+                    seen,
+                    Families::ALL,
+                    "{enumeration:?}: a family never proposed"
+                );
+            }
+        }
+    }
+}

@@ -6,7 +6,8 @@
 //! is counted in the rule tallies; every state's fingerprint goes into a
 //! [`sketch::Sketch`] that estimates how many distinct states the walks saw. Each walk draws
 //! its own [`swarm::Swarm`] (operation families it favours, its depth bound) from the run's
-//! seed and its index.
+//! seed and its index; each of its steps chooses a family, then one of the family's
+//! operations (`Walker::step_swarm`).
 //!
 //! **Deterministic on any thread count.** Walks are taken in batches of [`BATCH`]; a batch
 //! is run by one thread, start to end, and the results are merged in batch order, up to the
@@ -21,7 +22,7 @@ pub mod sketch;
 pub mod swarm;
 
 use crate::explore::{fingerprint_packed, CoverageTally};
-use memtx_model::ops::Op;
+use memtx_model::ops::{Families, Family, Op};
 use memtx_model::rules::take_fired;
 use memtx_model::state::State;
 use memtx_model::MemTx;
@@ -32,6 +33,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use swarm::{Rng, Swarm};
+
+/// The families with many operations in most states (`Stage`, `Observe`): a swarm walk's step
+/// proposes them only when it chooses one of them.
+const BULKY: Families = Families::only(Family::Stage).with(Family::Observe);
 
 /// Walks per batch: the unit of work a thread takes and of merging.
 pub const BATCH: u64 = 64;
@@ -417,27 +422,17 @@ impl<'m> Walker<'m> {
             return Some(self.violation(key, walk));
         }
         let mut length = 0;
-        'steps: for step in 0..swarm.depth {
-            self.actions.clear();
-            self.model.actions(&self.state, &mut self.actions);
+        let favoured = swarm.favoured();
+        for step in 0..swarm.depth {
             out.tally.start_level(step);
-            loop {
-                if self.actions.is_empty() {
-                    out.stuck += 1;
-                    break 'steps;
-                }
-                let i = swarm.choose(&mut rng, &self.actions);
-                let op = self.actions.swap_remove(i);
-                let taken = self
-                    .model
-                    .next_state_into(&self.state, op.clone(), &mut self.next);
-                out.tally.count(take_fired());
-                if taken {
-                    std::mem::swap(&mut self.state, &mut self.next);
-                    self.ops.push(op);
-                    break;
-                }
-                out.refused += 1;
+            let taken = if swarm.plain {
+                self.step_plain(&mut rng, out)
+            } else {
+                self.step_swarm(&swarm, favoured, &mut rng, out)
+            };
+            if !taken {
+                out.stuck += 1;
+                break;
             }
             out.steps += 1;
             length = step + 1;
@@ -448,6 +443,98 @@ impl<'m> Walker<'m> {
         }
         Self::count_length(out, length);
         None
+    }
+
+    /// A step of a plain walk: every proposed operation alike. `false` if none is performed.
+    fn step_plain(&mut self, rng: &mut Rng, out: &mut BatchResult) -> bool {
+        self.actions.clear();
+        self.model.actions(&self.state, &mut self.actions);
+        while !self.actions.is_empty() {
+            let i = rng.below(self.actions.len() as u64) as usize;
+            if self.try_op(i, out) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A step of a swarm walk: a family by the swarm's weights among those with an operation
+    /// the protocol performs, then one of its operations uniformly; the families without a
+    /// weight only when no other has one. `false` if no operation is performed.
+    ///
+    /// The operations of every family but the [`BULKY`] ones are proposed at once (they are
+    /// few, and most families have none in a given state); a bulky family's only when it is
+    /// chosen.
+    fn step_swarm(
+        &mut self,
+        swarm: &Swarm,
+        favoured: Families,
+        rng: &mut Rng,
+        out: &mut BatchResult,
+    ) -> bool {
+        self.actions.clear();
+        self.model
+            .actions_of(&self.state, Families::ALL.minus(BULKY), &mut self.actions);
+        // Families that may still have an operation: those proposed, and the bulky ones
+        // until proposed.
+        let mut open = BULKY;
+        for op in &self.actions {
+            open = open.with(op.family());
+        }
+        let mut unproposed = BULKY;
+        while let Some(f) = swarm.choose_family(rng, open.intersection(favoured)) {
+            if unproposed.contains(f) {
+                unproposed = unproposed.without(f);
+                self.model
+                    .actions_of(&self.state, Families::only(f), &mut self.actions);
+            }
+            let of_f = self.actions.iter().filter(|op| op.family() == f).count();
+            if of_f == 0 {
+                open = open.without(f);
+                continue;
+            }
+            let k = rng.below(of_f as u64) as usize;
+            let i = self
+                .actions
+                .iter()
+                .enumerate()
+                .filter(|(_, op)| op.family() == f)
+                .nth(k)
+                .map_or(0, |(i, _)| i);
+            if self.try_op(i, out) {
+                return true;
+            }
+        }
+        // No family with a weight has an operation the protocol performs: every remaining
+        // operation alike (the bulky families' too).
+        let rest = unproposed.minus(favoured);
+        if !rest.is_empty() {
+            self.model.actions_of(&self.state, rest, &mut self.actions);
+        }
+        while !self.actions.is_empty() {
+            let i = rng.below(self.actions.len() as u64) as usize;
+            if self.try_op(i, out) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Takes `self.actions[i]` out of the proposed operations and tries it: `true` if the
+    /// protocol performs it (the walk moves on), `false` if it refuses it.
+    fn try_op(&mut self, i: usize, out: &mut BatchResult) -> bool {
+        let op = self.actions.swap_remove(i);
+        let taken = self
+            .model
+            .next_state_into(&self.state, op.clone(), &mut self.next);
+        out.tally.count(take_fired());
+        if taken {
+            std::mem::swap(&mut self.state, &mut self.next);
+            self.ops.push(op);
+        } else {
+            out.refused += 1;
+        }
+        taken
     }
 
     fn count_length(out: &mut BatchResult, length: usize) {

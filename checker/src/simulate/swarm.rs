@@ -1,50 +1,13 @@
 //! Swarm diversification (Holzmann, Joshi and Groce, "Swarm verification", 2008): each walk
 //! draws, from its own seed, which operation families it favours and how deep it may go, so
-//! that a family most walks rarely take gets long runs in some of them. Also the walks'
+//! that a family most walks rarely take gets long runs in some of them. A step chooses a
+//! family by the walk's weights ([`Swarm::choose_family`]), then one of its operations
+//! uniformly (Groce et al., "Swarm testing", 2012: a kind of call, then its arguments), so a
+//! family's weight means the same whether it has one operation or dozens. Also the walks'
 //! random numbers: a seed per walk derived from the run's seed and the walk's index, so that a
 //! walk is the same whichever thread takes it.
 
-use memtx_model::ops::Op;
-
-/// The operation families a walk weighs (one per kind of operation of docs/protocol.md §5).
-pub const FAMILIES: [&str; 15] = [
-    "Tick",
-    "Observe",
-    "Begin",
-    "Stage",
-    "Adopt",
-    "Commit",
-    "Abort",
-    "CallTool",
-    "RequestRevocation",
-    "ApplyRevocation",
-    "Revalidate",
-    "Rebuild",
-    "Read",
-    "EndSession",
-    "Resolve",
-];
-
-/// The family of `op`: its index in [`FAMILIES`].
-pub fn family(op: &Op) -> usize {
-    match op {
-        Op::Tick => 0,
-        Op::Observe { .. } => 1,
-        Op::Begin { .. } => 2,
-        Op::Stage { .. } => 3,
-        Op::Adopt { .. } => 4,
-        Op::Commit { .. } => 5,
-        Op::Abort { .. } => 6,
-        Op::CallTool { .. } => 7,
-        Op::RequestRevocation { .. } => 8,
-        Op::ApplyRevocation { .. } => 9,
-        Op::Revalidate { .. } => 10,
-        Op::Rebuild { .. } => 11,
-        Op::Read { .. } => 12,
-        Op::EndSession { .. } => 13,
-        Op::Resolve { .. } => 14,
-    }
-}
+use memtx_model::ops::{Families, Family};
 
 /// SplitMix64 (Steele, Lea and Flood, 2014): small, fast and good enough to choose among a
 /// few dozen operations; every walk owns one.
@@ -74,29 +37,32 @@ impl Rng {
     }
 }
 
-/// What one walk favours: a weight per family (0: never chosen while another family is
-/// enabled) and its depth bound.
+/// What one walk favours: a weight per family (0: tried only when no family with a weight has
+/// an operation the protocol performs) and its depth bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Swarm {
-    /// Weight per family of [`FAMILIES`], 0 to 8.
-    pub weights: [u32; FAMILIES.len()],
+    /// Weight per family, indexed by [`Family::index`], 0 to 8.
+    pub weights: [u32; Family::ALL.len()],
     /// The most steps this walk takes.
     pub depth: usize,
+    /// A plain random walk (walk 0): every operation alike, whatever its family.
+    pub plain: bool,
 }
 
 impl Swarm {
     /// Draws a walk's swarm: each family is left out with probability 1/3, otherwise weighed
     /// 1 to 8; the depth bound is uniform between a quarter of `max_depth` and `max_depth`.
-    /// Walk 0 of every run weighs every family alike and goes to `max_depth` (plain random
-    /// walk), so that a run of one walk is not at the mercy of one draw.
+    /// Walk 0 of every run is a plain random walk to `max_depth` (every operation alike), so
+    /// that a run of one walk is not at the mercy of one draw.
     pub fn draw(rng: &mut Rng, walk: u64, max_depth: usize) -> Swarm {
         if walk == 0 {
             return Swarm {
-                weights: [1; FAMILIES.len()],
+                weights: [1; Family::ALL.len()],
                 depth: max_depth,
+                plain: true,
             };
         }
-        let mut weights = [0; FAMILIES.len()];
+        let mut weights = [0; Family::ALL.len()];
         for w in &mut weights {
             *w = match rng.below(3) {
                 0 => 0,
@@ -105,28 +71,36 @@ impl Swarm {
         }
         let low = (max_depth / 4).max(1).min(max_depth);
         let depth = low + rng.below((max_depth - low + 1) as u64) as usize;
-        Swarm { weights, depth }
+        Swarm {
+            weights,
+            depth,
+            plain: false,
+        }
     }
 
-    /// Chooses one of `ops` (not empty) by the swarm's weights; uniformly when every
-    /// proposed family weighs 0.
-    pub fn choose(&self, rng: &mut Rng, ops: &[Op]) -> usize {
-        let total: u64 = ops
-            .iter()
-            .map(|op| u64::from(self.weights[family(op)]))
-            .sum();
+    /// The families with a weight.
+    pub fn favoured(&self) -> Families {
+        Family::ALL
+            .into_iter()
+            .filter(|f| self.weights[f.index()] > 0)
+            .fold(Families::NONE, Families::with)
+    }
+
+    /// Chooses one of `among` by the swarm's weights; `None` when none of them weighs
+    /// anything.
+    pub fn choose_family(&self, rng: &mut Rng, among: Families) -> Option<Family> {
+        let weight = |f: Family| u64::from(self.weights[f.index()]);
+        let total: u64 = among.iter().map(weight).sum();
         if total == 0 {
-            return rng.below(ops.len() as u64) as usize;
+            return None;
         }
         let mut pick = rng.below(total);
-        for (i, op) in ops.iter().enumerate() {
-            let w = u64::from(self.weights[family(op)]);
-            if pick < w {
-                return i;
-            }
-            pick -= w;
-        }
-        ops.len() - 1
+        among.iter().find(|&f| {
+            let w = weight(f);
+            let here = pick < w;
+            pick = pick.saturating_sub(w);
+            here
+        })
     }
 }
 
@@ -152,15 +126,19 @@ mod tests {
 
     #[test]
     fn swarms_leave_families_out_and_vary_the_depth() {
-        let mut left_out = [0u32; FAMILIES.len()];
+        let n = Family::ALL.len();
+        let mut left_out = vec![0u32; n];
         let mut depths = std::collections::BTreeSet::new();
         for walk in 1..2000 {
             let s = Swarm::draw(&mut Rng::for_walk(1, walk), walk, 40);
             assert!((10..=40).contains(&s.depth), "{}", s.depth);
+            assert!(!s.plain);
             depths.insert(s.depth);
-            for (f, &w) in s.weights.iter().enumerate() {
+            for f in Family::ALL {
+                let w = s.weights[f.index()];
                 assert!(w <= 8);
-                left_out[f] += u32::from(w == 0);
+                assert_eq!(s.favoured().contains(f), w > 0);
+                left_out[f.index()] += u32::from(w == 0);
             }
         }
         // About a third of the walks leave each family out.
@@ -170,27 +148,34 @@ mod tests {
         );
         assert!(depths.len() > 25, "{depths:?}");
         let first = Swarm::draw(&mut Rng::for_walk(1, 0), 0, 40);
-        assert_eq!((first.weights, first.depth), ([1; FAMILIES.len()], 40));
+        assert_eq!((first.depth, first.plain), (40, true));
+        assert_eq!(first.favoured(), Families::ALL);
     }
 
     #[test]
-    fn choice_follows_the_weights_and_falls_back_to_uniform() {
-        let ops = [Op::Tick, Op::Commit { agent: 0 }];
+    fn a_family_is_chosen_by_its_weight_among_those_offered() {
         let mut s = Swarm {
-            weights: [0; FAMILIES.len()],
+            weights: [0; Family::ALL.len()],
             depth: 1,
+            plain: false,
         };
-        s.weights[family(&ops[1])] = 3;
+        s.weights[Family::Commit.index()] = 3;
+        s.weights[Family::Stage.index()] = 1;
         let mut rng = Rng::for_walk(3, 3);
+        let both = Families::only(Family::Commit).with(Family::Stage);
+        let commits = (0..4000)
+            .filter(|_| s.choose_family(&mut rng, both) == Some(Family::Commit))
+            .count();
+        assert!((2800..3200).contains(&commits), "3 to 1: {commits}");
+        let with_tick = Families::only(Family::Stage).with(Family::Tick);
         assert!(
-            (0..200).all(|_| s.choose(&mut rng, &ops) == 1),
+            (0..200).all(|_| s.choose_family(&mut rng, with_tick) == Some(Family::Stage)),
             "Tick weighs 0"
         );
-        s.weights[family(&ops[1])] = 0;
-        let ones = (0..2000).filter(|_| s.choose(&mut rng, &ops) == 1).count();
-        assert!(
-            (800..1200).contains(&ones),
-            "uniform when all weigh 0: {ones}"
+        assert_eq!(
+            s.choose_family(&mut rng, Families::only(Family::Tick)),
+            None
         );
+        assert_eq!(s.choose_family(&mut rng, Families::NONE), None);
     }
 }

@@ -8,13 +8,16 @@
 //! `Abort`), `write.rs` (`Observe`, `Stage`, `Adopt`, `CallTool`), `session.rs` (`Read`,
 //! `EndSession`), `repair.rs` (revocation, `Revalidate`, `Rebuild`, `Resolve`). This file holds
 //! [`Op`] and [`Refusal`], the dispatch, `Tick` (the clock) and the parts of enabling conditions
-//! the operations share.
+//! the operations share. `family.rs` names the operations' kinds ([`Family`]) for whoever picks
+//! among them.
 
+mod family;
 mod repair;
 mod session;
 mod txn;
 mod write;
 
+pub use family::{Families, Family};
 pub use txn::begin_isolation;
 
 use crate::config::Config;
