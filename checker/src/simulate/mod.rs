@@ -449,13 +449,7 @@ impl<'m> Walker<'m> {
     fn step_plain(&mut self, rng: &mut Rng, out: &mut BatchResult) -> bool {
         self.actions.clear();
         self.model.actions(&self.state, &mut self.actions);
-        while !self.actions.is_empty() {
-            let i = rng.below(self.actions.len() as u64) as usize;
-            if self.try_op(i, out) {
-                return true;
-            }
-        }
-        false
+        self.take_any(rng, out)
     }
 
     /// A step of a swarm walk: a family by the swarm's weights among those with an operation
@@ -511,6 +505,12 @@ impl<'m> Walker<'m> {
         if !rest.is_empty() {
             self.model.actions_of(&self.state, rest, &mut self.actions);
         }
+        self.take_any(rng, out)
+    }
+
+    /// Tries the proposed operations in a uniformly random order until the protocol performs
+    /// one (`true`) or none is left (`false`).
+    fn take_any(&mut self, rng: &mut Rng, out: &mut BatchResult) -> bool {
         while !self.actions.is_empty() {
             let i = rng.below(self.actions.len() as u64) as usize;
             if self.try_op(i, out) {
