@@ -552,3 +552,57 @@ impl<'m> Walker<'m> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memtx_model::presets::preset;
+    use memtx_model::Variant;
+
+    fn favouring(families: &[Family]) -> Swarm {
+        let mut weights = [0; Family::ALL.len()];
+        for f in families {
+            weights[f.index()] = 1;
+        }
+        Swarm {
+            weights,
+            depth: 64,
+            plain: false,
+        }
+    }
+
+    /// A step takes a favoured family's operation when it has one the protocol performs, and
+    /// another family's only when it has none; a bulky family (`Stage`) is proposed when
+    /// chosen.
+    #[test]
+    fn a_step_takes_the_favoured_family_and_another_only_when_it_cannot_move() {
+        let model = MemTx::new(preset("full", Variant::Memtx).expect("full"));
+        let mut walker = Walker::new(&model);
+        let mut out = BatchResult::new(model.selected.len());
+        let mut rng = Rng::for_walk(1, 1);
+        let mut step = |walker: &mut Walker<'_>, swarm: &Swarm| {
+            assert!(walker.step_swarm(swarm, swarm.favoured(), &mut rng, &mut out));
+            walker.ops.last().cloned().expect("a step was taken")
+        };
+        // `full` has one tick: Tick moves once, then the walk falls back to the others.
+        let ticks = favouring(&[Family::Tick]);
+        assert_eq!(step(&mut walker, &ticks), Op::Tick);
+        assert_ne!(step(&mut walker, &ticks).family(), Family::Tick);
+        // Stage needs an open transaction: until a Begin the others move; once a transaction
+        // is open, every step stages.
+        let stages = favouring(&[Family::Stage]);
+        let mut open = false;
+        for _ in 0..20 {
+            let op = step(&mut walker, &stages);
+            if open {
+                assert_eq!(op.family(), Family::Stage, "{op:?}");
+            }
+            open |= matches!(op, Op::Begin { .. });
+            if walker.state.len() >= 3 {
+                break;
+            }
+        }
+        assert!(open, "no transaction began in 20 steps");
+        assert_eq!(out.stuck, 0);
+    }
+}
