@@ -472,21 +472,26 @@ impl<'m> Walker<'m> {
         // Families that may still have an operation: those proposed, and the bulky ones
         // until proposed.
         let mut open = BULKY;
+        let mut proposed = [0usize; Family::ALL.len()];
         for op in &self.actions {
             open = open.with(op.family());
+            proposed[op.family().index()] += 1;
         }
         let mut unproposed = BULKY;
         while let Some(f) = swarm.choose_family(rng, open.intersection(favoured)) {
             if unproposed.contains(f) {
                 unproposed = unproposed.without(f);
+                let before = self.actions.len();
                 self.model
                     .actions_of(&self.state, Families::only(f), &mut self.actions);
+                proposed[f.index()] = self.actions.len() - before;
             }
-            let of_f = self.actions.iter().filter(|op| op.family() == f).count();
+            let of_f = proposed[f.index()];
             if of_f == 0 {
                 open = open.without(f);
                 continue;
             }
+            proposed[f.index()] -= 1;
             let k = rng.below(of_f as u64) as usize;
             let i = self
                 .actions
