@@ -499,7 +499,8 @@ impl<'m> Walker<'m> {
                 .enumerate()
                 .filter(|(_, op)| op.family() == f)
                 .nth(k)
-                .map_or(0, |(i, _)| i);
+                .map(|(i, _)| i)
+                .expect("[memtx internal bug] a family's count of proposed operations is off");
             if self.try_op(i, out) {
                 return true;
             }

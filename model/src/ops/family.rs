@@ -65,27 +65,6 @@ impl Family {
     pub fn index(self) -> usize {
         self as usize
     }
-
-    /// The operation's name as docs/protocol.md §5 writes it (`CallTool`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Tick => "Tick",
-            Family::Observe => "Observe",
-            Family::Begin => "Begin",
-            Family::Stage => "Stage",
-            Family::Adopt => "Adopt",
-            Family::Commit => "Commit",
-            Family::Abort => "Abort",
-            Family::CallTool => "CallTool",
-            Family::RequestRevocation => "RequestRevocation",
-            Family::ApplyRevocation => "ApplyRevocation",
-            Family::Revalidate => "Revalidate",
-            Family::Rebuild => "Rebuild",
-            Family::Read => "Read",
-            Family::EndSession => "EndSession",
-            Family::Resolve => "Resolve",
-        }
-    }
 }
 
 impl Op {
@@ -162,11 +141,6 @@ impl Families {
         })
     }
 
-    /// The set's families and those of `other`.
-    pub const fn union(self, other: Families) -> Families {
-        Families(self.0 | other.0)
-    }
-
     /// The families in both sets.
     pub fn intersection(self, other: Families) -> Families {
         Families(self.0 & other.0)
@@ -201,13 +175,11 @@ mod tests {
             two.intersection(Families::only(Family::Tick)),
             Families::only(Family::Tick)
         );
-        assert_eq!(two.union(Families::ALL), Families::ALL);
         assert_eq!(
             Families::ALL.iter().collect::<Vec<_>>(),
             Family::ALL.to_vec()
         );
         assert_eq!(Families::NONE.iter().count(), 0);
         assert_eq!(Op::Commit { agent: 1 }.family(), Family::Commit);
-        assert_eq!(Family::CallTool.name(), "CallTool");
     }
 }
