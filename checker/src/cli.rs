@@ -466,7 +466,9 @@ pub struct BenchArgs {
     /// A memtx binary built from an earlier commit (`scripts/build-baseline.sh` builds the last
     /// commit before revision 3): its runs of the same preset, both engines, interleave with
     /// this binary's, and the report prints the time per distinct state against it (target: at
-    /// most 15 % slower) and the fast engine's lead over stateright's BFS under each.
+    /// most 15 % slower), the same with this binary's run stopped at the baseline's number of
+    /// distinct states (a third fast run per round: what a state costs on the same amount of
+    /// work), and the fast engine's lead over stateright's BFS under each.
     #[arg(long, value_name = "PATH")]
     pub baseline_binary: Option<PathBuf>,
     /// Instead of the engines: the MemTX preset (and each --two-phase model) on N local
@@ -501,6 +503,10 @@ pub struct BenchArgs {
     /// Internal: with --run-one, do not count rule firings.
     #[arg(long, hide = true)]
     pub no_rule_coverage: bool,
+    /// Internal: with --run-one, stop the fast engine after this many distinct states (the
+    /// `--baseline-binary` report's run of this model stopped at the baseline's size).
+    #[arg(long, value_name = "N", hide = true, requires = "run_one")]
+    pub max_states: Option<u64>,
     /// Internal: run one engine once (with the first --threads and, if given, the one
     /// --two-phase model) and print its measurements as JSON. `memtx bench` runs every
     /// measurement this way, in a process of its own. With --processes N --process I

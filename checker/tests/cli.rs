@@ -397,12 +397,36 @@ fn bench_compares_against_a_baseline_binary_in_one_run() {
         .parse()
         .expect("a percentage");
     assert!(slower.abs() < 100.0, "{row}");
+    // The same size: this binary stopped at the baseline's distinct states, a time per state
+    // and a percentage against the baseline.
+    let same_size: f64 = cells[6].parse().expect("µs per state");
+    assert!(same_size > 0.0, "{row}");
+    let same_slower: f64 = cells[7]
+        .trim_end_matches(" %")
+        .parse()
+        .expect("a percentage");
+    assert!(same_slower.abs() < 100.0, "{row}");
     assert!(
         row.ends_with("| not measured (--skip-stateright) |"),
         "{row}"
     );
-    // Two children per round (this binary, the baseline).
-    assert_eq!(stderr.matches("bench: ").count(), 2, "{stderr}");
+    // Three children per round (this binary, the baseline, this binary stopped at the
+    // baseline's count), the stopped one with the baseline's distinct states.
+    assert_eq!(stderr.matches("bench: ").count(), 3, "{stderr}");
+    let states = |label: &str| {
+        stderr
+            .lines()
+            .find(|l| l.starts_with(&format!("bench: MemTX, preset evidence, {label}, ")))
+            .and_then(|l| l.split(": ").nth(2))
+            .and_then(|l| l.split(' ').next())
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no {label} run: {stderr}"))
+    };
+    assert_eq!(
+        states("stopped at the baseline's distinct states"),
+        states("baseline binary"),
+        "{stderr}"
+    );
     // A baseline that is not there, or that fails, is the user's error.
     let missing = memtx(&["bench", "--baseline-binary", "no-such-memtx"], &dir);
     assert_user_error(&missing, "--baseline-binary no-such-memtx: no such file");

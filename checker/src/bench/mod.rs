@@ -148,6 +148,8 @@ pub struct BenchOptions<M: Model> {
     pub locality: Option<Locality>,
     /// Rule-coverage probe for the fast engine (MemTX's, as `memtx check` collects it).
     pub coverage: Option<crate::explore::CoverageProbe>,
+    /// Stop the fast engine after this many distinct states (`None`: exhaust the model).
+    pub max_states: Option<u64>,
 }
 
 impl<M: Model> BenchOptions<M> {
@@ -162,6 +164,7 @@ impl<M: Model> BenchOptions<M> {
             repeats: None,
             locality: None,
             coverage: None,
+            max_states: None,
         }
     }
 }
@@ -319,6 +322,7 @@ fn explore_options<'a, M: Model>(
     explore_options.repeats = options.repeats;
     explore_options.locality = options.locality;
     explore_options.coverage = options.coverage;
+    explore_options.max_states = options.max_states;
     explore_options
 }
 
@@ -483,5 +487,20 @@ mod tests {
         let median = EngineRun::median(vec![run(4.0), run(1.0), run(3.0), run(2.0)]);
         assert_eq!(median.map(|m| m.seconds), Some(2.0));
         assert_eq!(EngineRun::median(Vec::new()), None);
+    }
+
+    #[test]
+    fn a_run_with_a_state_bound_stops_short_of_the_whole_model() {
+        let model = TwoPhaseSys::new(3).expect("3 RMs");
+        let mut options = two_phase_options(&[1]);
+        let whole = run_one(&model, Engine::Fast, 1, &options).expect("a run");
+        assert_eq!(whole.unique_states, 288);
+        options.max_states = Some(100);
+        let stopped = run_one(&model, Engine::Fast, 1, &options).expect("a run");
+        assert!(
+            (100..288).contains(&stopped.unique_states),
+            "{}",
+            stopped.unique_states
+        );
     }
 }

@@ -30,6 +30,9 @@ struct Subject {
     label: String,
     args: Vec<String>,
     binary: Option<std::path::PathBuf>,
+    /// Stopped at the distinct states of the subject at this index (measured before it in
+    /// each round, at the same thread count), fast engine only.
+    stopped_at: Option<usize>,
 }
 
 /// Runs `memtx bench`; exit code 0.
@@ -113,13 +116,15 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
             label: String::new(),
             args: vec!["--two-phase".into(), "2".into()],
             binary: Some(path.clone()),
+            stopped_at: None,
         };
-        measure_in_child(&probe, EngineArg::Fast, 1)?;
+        measure_in_child(&probe, EngineArg::Fast, 1, None)?;
     }
     let mut subjects = vec![Subject {
         label: format!("MemTX, preset {}", args.preset()),
         args: vec!["--preset".into(), args.preset().to_string()],
         binary: None,
+        stopped_at: None,
     }];
     if args.coverage_baseline {
         subjects.push(Subject {
@@ -130,6 +135,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
                 "--no-rule-coverage".into(),
             ],
             binary: None,
+            stopped_at: None,
         });
     }
     if let Some(path) = &baseline_binary {
@@ -137,12 +143,23 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
             label: format!("MemTX, preset {}, baseline binary", args.preset()),
             args: vec!["--preset".into(), args.preset().to_string()],
             binary: Some(path.clone()),
+            stopped_at: None,
+        });
+        subjects.push(Subject {
+            label: format!(
+                "MemTX, preset {}, stopped at the baseline's distinct states",
+                args.preset()
+            ),
+            args: vec!["--preset".into(), args.preset().to_string()],
+            binary: None,
+            stopped_at: Some(1),
         });
     }
     subjects.extend(args.two_phase.iter().map(|rms| Subject {
         label: format!("2PC, {rms} RMs"),
         args: vec!["--two-phase".into(), rms.to_string()],
         binary: None,
+        stopped_at: None,
     }));
     let mut engines = vec![EngineArg::Fast];
     if !args.skip_stateright {
@@ -163,11 +180,15 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
         std::env::args().collect::<Vec<_>>().join(" ")
     );
     // A baseline (coverage or binary) is interleaved with the MemTX runs it is compared with:
-    // the two MemTX subjects form one group, every other subject a group of its own.
-    let baseline = args.coverage_baseline || args.baseline_binary.is_some();
-    let groups: Vec<Vec<&Subject>> = if baseline {
-        let mut g = vec![subjects[..2].iter().collect::<Vec<_>>()];
-        g.extend(subjects[2..].iter().map(|s| vec![s]));
+    // the MemTX subjects form one group, every other subject a group of its own.
+    let mine = match (args.coverage_baseline, args.baseline_binary.is_some()) {
+        (true, _) => 2,
+        (false, true) => 3,
+        (false, false) => 0,
+    };
+    let groups: Vec<Vec<&Subject>> = if mine > 0 {
+        let mut g = vec![subjects[..mine].iter().collect::<Vec<_>>()];
+        g.extend(subjects[mine..].iter().map(|s| vec![s]));
         g
     } else {
         subjects.iter().map(|s| vec![s]).collect()
@@ -177,11 +198,12 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     for group in &groups {
         // Every (subject, engine, threads) of the group once per round, so that a slow spell
         // of the machine affects all of them alike.
-        // The coverage baseline is measured with the fast engine only.
+        // The coverage baseline and a stopped run are measured with the fast engine only.
         let pairs: Vec<(&Subject, EngineArg, usize)> = group
             .iter()
             .flat_map(|&subject| {
-                let baseline = subject.args.iter().any(|a| a == "--no-rule-coverage");
+                let baseline = subject.args.iter().any(|a| a == "--no-rule-coverage")
+                    || subject.stopped_at.is_some();
                 engines
                     .iter()
                     .filter(move |&&e| !baseline || e == EngineArg::Fast)
@@ -190,8 +212,31 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
             .collect();
         let mut measured: Vec<Vec<EngineRun>> = vec![Vec::new(); pairs.len()];
         for _ in 0..args.repeat {
-            for (&(subject, engine, threads), runs) in pairs.iter().zip(&mut measured) {
-                let run = measure_in_child(subject, engine, threads)?;
+            for k in 0..pairs.len() {
+                let (subject, engine, threads) = pairs[k];
+                // The stopped run's bound: the distinct states of its reference's run at the
+                // same thread count, measured earlier in this round.
+                let stop = subject.stopped_at.and_then(|of| {
+                    pairs[..k]
+                        .iter()
+                        .zip(&measured)
+                        .rev()
+                        .find(|((s, e, t), _)| {
+                            std::ptr::eq(*s, &subjects[of])
+                                && *e == EngineArg::Fast
+                                && *t == threads
+                        })
+                        .and_then(|(_, runs)| runs.last())
+                        .map(|r| r.unique_states)
+                });
+                if subject.stopped_at.is_some() && stop.is_none() {
+                    return Err(UserError::new(
+                        ErrorKind::Io,
+                        "[memtx internal bug] a stopped run was measured before its reference",
+                    ));
+                }
+                let run = measure_in_child(subject, engine, threads, stop)?;
+                let runs = &mut measured[k];
                 eprintln!(
                     "bench: {}, {}, {} thread(s): {} distinct states in {:.2} s",
                     subject.label,
@@ -221,8 +266,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     if let Some(path) = &baseline_binary {
         out.push_str(&against_baseline(
             &path.display().to_string(),
-            &subjects[0].label,
-            &subjects[1].label,
+            [&subjects[0].label, &subjects[1].label, &subjects[2].label],
             &medians,
         ));
     }
@@ -262,13 +306,12 @@ fn coverage_overhead(with: &str, without: &str, medians: &[(String, usize, f64)]
 
 /// This binary against `--baseline-binary` on one preset, per thread count, from the median
 /// runs of this run: seconds per distinct state (the two models may count different states),
-/// and the fast engine's lead over stateright's BFS under each.
-fn against_baseline(
-    path: &str,
-    ours: &str,
-    theirs: &str,
-    medians: &[(String, EngineRun)],
-) -> String {
+/// the same for this binary's run stopped at the baseline's distinct states (`stopped`: the
+/// cost of a state on the same amount of work, without the part of a larger model that lies
+/// beyond the baseline's size), and the fast engine's lead over stateright's BFS under each.
+/// `labels` are this binary's, the baseline's and the stopped run's.
+fn against_baseline(path: &str, labels: [&str; 3], medians: &[(String, EngineRun)]) -> String {
+    let [ours, theirs, stopped] = labels;
     let find = |label: &str, engine: Engine, threads: usize| {
         medians
             .iter()
@@ -279,10 +322,13 @@ fn against_baseline(
     let mut out = format!(
         "## Against the baseline binary\n\nBaseline: `{path}`, measured in this run, interleaved. \
          Time per distinct state (the two models may have different state counts); target: at \
-         most 15 % slower. The fast engine's lead is its distinct states/s over stateright's BFS \
-         at the same thread count; target: no smaller than the baseline's.\n\n\
-         | threads | µs per state | baseline | slower by | target | fast lead | baseline lead | target |\n\
-         |---:|---:|---:|---:|---|---:|---:|---|\n"
+         most 15 % slower. \"Same size\": this binary's run stopped once it has as many \
+         distinct states as the baseline's (not a target; where a larger model's later states \
+         cost more, the two figures differ by that). The fast engine's lead is its distinct \
+         states/s over stateright's BFS at the same thread count; target: no smaller than the \
+         baseline's.\n\n\
+         | threads | µs per state | baseline | slower by | target | same size | slower by | fast lead | baseline lead | target |\n\
+         |---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n"
     );
     let threads: Vec<usize> = medians
         .iter()
@@ -295,6 +341,13 @@ fn against_baseline(
             continue;
         };
         let slower = per_state(a) / per_state(b) - 1.0;
+        let (same_size, same_slower) = match find(stopped, Engine::Fast, t) {
+            Some(c) => (
+                format!("{:.3}", per_state(c) * 1e6),
+                format!("{:+.1} %", (per_state(c) / per_state(b) - 1.0) * 100.0),
+            ),
+            None => ("—".to_string(), "—".to_string()),
+        };
         let lead = |label: &str, fast: &EngineRun| {
             find(label, Engine::StaterightBfs, t)
                 .map(|s| fast.states_per_second / s.states_per_second.max(f64::MIN_POSITIVE))
@@ -307,7 +360,7 @@ fn against_baseline(
             _ => "not measured (--skip-stateright)",
         };
         out.push_str(&format!(
-            "| {t} | {:.3} | {:.3} | {:+.1} % | {} | {} | {} | {lead_verdict} |\n",
+            "| {t} | {:.3} | {:.3} | {:+.1} % | {} | {same_size} | {same_slower} | {} | {} | {lead_verdict} |\n",
             per_state(a) * 1e6,
             per_state(b) * 1e6,
             slower * 100.0,
@@ -457,11 +510,13 @@ impl Compared {
                     label: self.label(),
                     args: strings(&["--two-phase", &rms.to_string()]),
                     binary: None,
+                    stopped_at: None,
                 };
                 Ok(Measured::from(&measure_in_child(
                     &subject,
                     EngineArg::Fast,
                     n,
+                    None,
                 )?))
             }
             (Compared::TwoPhase(rms), true) => two_phase_over_processes(*rms, n),
@@ -580,6 +635,7 @@ fn measure_in_child(
     subject: &Subject,
     engine: EngineArg,
     threads: usize,
+    max_states: Option<u64>,
 ) -> Result<EngineRun, UserError> {
     let bug = |what: String| UserError::new(ErrorKind::Io, format!("[memtx internal bug] {what}"));
     let exe = match &subject.binary {
@@ -595,6 +651,7 @@ fn measure_in_child(
         .arg("bench")
         .args(&subject.args)
         .args(["--threads", &threads.to_string(), "--run-one", engine_name])
+        .args(max_states.map(|n| format!("--max-states={n}")))
         .output()
         .map_err(|e| bug(format!("cannot start a benchmark process: {e}")))?;
     // A baseline binary is the user's: its failures are not this binary's bugs.
@@ -677,6 +734,7 @@ fn measure_here(
             options.repeats = Some(hooks.repeats);
             options.locality = Some(hooks.locality);
             options.coverage = (!args.no_rule_coverage).then_some(hooks.coverage);
+            options.max_states = args.max_states;
             match &cluster {
                 Some(cluster) => run_one_over(&model, cluster, &options).map_err(failed)?,
                 None => Some(run_one(&model, engine, threads, &options).map_err(failed)?),
