@@ -181,14 +181,14 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
     );
     // A baseline (coverage or binary) is interleaved with the MemTX runs it is compared with:
     // the MemTX subjects form one group, every other subject a group of its own.
-    let mine = match (args.coverage_baseline, args.baseline_binary.is_some()) {
+    let memtx_subjects = match (args.coverage_baseline, args.baseline_binary.is_some()) {
         (true, _) => 2,
         (false, true) => 3,
         (false, false) => 0,
     };
-    let groups: Vec<Vec<&Subject>> = if mine > 0 {
-        let mut g = vec![subjects[..mine].iter().collect::<Vec<_>>()];
-        g.extend(subjects[mine..].iter().map(|s| vec![s]));
+    let groups: Vec<Vec<&Subject>> = if memtx_subjects > 0 {
+        let mut g = vec![subjects[..memtx_subjects].iter().collect::<Vec<_>>()];
+        g.extend(subjects[memtx_subjects..].iter().map(|s| vec![s]));
         g
     } else {
         subjects.iter().map(|s| vec![s]).collect()
@@ -202,11 +202,11 @@ pub fn bench_command(args: &BenchArgs) -> Result<u8, UserError> {
         let pairs: Vec<(&Subject, EngineArg, usize)> = group
             .iter()
             .flat_map(|&subject| {
-                let baseline = subject.args.iter().any(|a| a == "--no-rule-coverage")
+                let fast_only = subject.args.iter().any(|a| a == "--no-rule-coverage")
                     || subject.stopped_at.is_some();
                 engines
                     .iter()
-                    .filter(move |&&e| !baseline || e == EngineArg::Fast)
+                    .filter(move |&&e| !fast_only || e == EngineArg::Fast)
                     .flat_map(move |&e| args.threads.iter().map(move |&t| (subject, e, t)))
             })
             .collect();
