@@ -47,9 +47,9 @@ pub struct SuiteEntry {
 /// measure of non-vacuity is rule coverage, and the suite requires every example to be
 /// reached by some preset.
 pub fn examples(name: &str) -> &'static [&'static str] {
-    const ALL: &[&str] = &["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9"];
+    const ALL: &[&str] = &["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10"];
     match name {
-        "expiry" => &["E1", "E3", "E5"],
+        "expiry" => &["E1", "E3", "E5", "E10"],
         "evidence" => &["E1", "E4"],
         "lineage" => &["E2", "E3", "E4", "E5", "E6", "E7"],
         // Not E8 (revision 3): its domain has no revocations, so an effect could leak only
@@ -59,7 +59,7 @@ pub fn examples(name: &str) -> &'static [&'static str] {
         "observations" => &["E1", "E2", "E4", "E6"],
         "isolation" => &["E1", "E2", "E3"],
         "scopes" => &["E1", "E6"],
-        "interference" => &["E1", "E4", "E5"],
+        "interference" => &["E1", "E4", "E5", "E10"],
         "provenance" => &["E3"],
         "content" => &["E1", "E3", "E5"],
         _ => ALL,

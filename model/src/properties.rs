@@ -1,6 +1,6 @@
 //! The properties of docs/protocol.md §9, each a plain function of (model, state), registered in
 //! [`PROPERTIES`]: the `always` invariants I1–I18 and the non-vacuity examples
-//! E1–E9.
+//! E1–E10.
 //!
 //! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13, I15–I18) read ghost fields written by [`crate::ghost`], which
 //! re-states each condition independently of the code it judges. State properties (I2, I3, I6,
@@ -16,7 +16,7 @@ use stateright::{Expectation, Property};
 /// One registered property.
 #[derive(Debug)]
 pub struct PropertyDef {
-    /// Short key used on the command line and in reports (`I1` … `I18`, `E1` … `E9`).
+    /// Short key used on the command line and in reports (`I1` … `I18`, `E1` … `E10`).
     pub key: &'static str,
     /// The property as a sentence (its name in stateright and in traces).
     pub name: &'static str,
@@ -246,6 +246,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         "E9",
         "a quarantined view is rebuilt and recommitted",
         example_view_rebuilt
+    ),
+    sometimes!(
+        "E10",
+        "an external-action irreversible call executes on declared support",
+        example_external_call_on_support
     ),
 ];
 
@@ -496,5 +501,15 @@ pub fn example_view_rebuilt(_: &MemTx, s: &State) -> bool {
     s.ids().any(|id| {
         let r = s.record(id);
         r.kind.is_view() && r.life().is_committed() && s.audit(id).has(Repair::Quarantined)
+    })
+}
+
+/// E10: the strong form of the gate let a call through: an irreversible call executed in an
+/// external-action transaction (its record entered the lifecycle ActionSafe) on declared
+/// support. E1 alone is reached by calls of the weak tiers, so a gate that refused every
+/// external-action call would pass it (non-vacuity of condition 2, reports/mutants.md).
+pub fn example_external_call_on_support(_: &MemTx, s: &State) -> bool {
+    s.records().iter().any(|r| {
+        r.kind == Kind::IrreversibleAction && r.life() == Life::ActionSafe && !r.parents.is_empty()
     })
 }

@@ -19,8 +19,8 @@ mod common;
 use common::*;
 use memtx_model::gate::GateBlock;
 use memtx_model::properties::{
-    example_compensated, example_deep_cascade, example_irreversible_call, example_leak_recorded,
-    example_stale_write_aborted,
+    example_compensated, example_deep_cascade, example_external_call_on_support,
+    example_irreversible_call, example_leak_recorded, example_stale_write_aborted,
 };
 use memtx_model::record::{Effect, Kind, Reason, Scope};
 use memtx_model::state::Repair;
@@ -127,6 +127,10 @@ fn tool_result_pollution_control() {
             assert_eq!(call.effect, Some(Effect::Executed));
             assert_eq!(call.parents, set(&[1]));
             assert!(holds(example_irreversible_call, s));
+            assert!(
+                !holds(example_external_call_on_support, s),
+                "E10 is the strong form's: a medium-tier call does not reach it"
+            );
             assert!(
                 s.ids().all(|id| s.audit(id).cause.is_none()),
                 "nothing repaired"
@@ -246,6 +250,7 @@ fn dirty_read_control() {
             assert_eq!(refund.life(), Life::ActionSafe);
             assert_eq!(refund.parents, set(&[0]));
             assert_eq!(refund.effect, Some(Effect::Executed));
+            assert!(holds(example_external_call_on_support, s), "E10");
         })
         .finish();
 }

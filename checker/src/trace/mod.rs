@@ -100,9 +100,9 @@ pub fn tool_id() -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PropertyKind {
-    /// Must hold in every reachable state (I1–I14); a discovery is a counterexample.
+    /// Must hold in every reachable state (I1–I18); a discovery is a counterexample.
     Always,
-    /// Must hold in some reachable state (E1–E9); a discovery is an example.
+    /// Must hold in some reachable state (E1–E10); a discovery is an example.
     Sometimes,
 }
 
