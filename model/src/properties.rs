@@ -385,8 +385,9 @@ pub fn validity_at_commit(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(11)
 }
 
-/// I12 adjudication (ghost: every supersession judged against its winner; no commit over an
-/// equal-authority rival of another source or a higher-authority one).
+/// I12 adjudication (ghost: every supersession judged against its winner, and its reason
+/// against the entitlement that won; no commit over an equal-authority rival of another source
+/// or a higher-authority one).
 pub fn adjudication(_: &MemTx, s: &State) -> bool {
     !s.ghost.is_violated(12)
 }

@@ -141,6 +141,56 @@ fn i12_breaks_when_an_equal_authority_conflict_is_decided_without_review() {
 }
 
 #[test]
+fn i12_breaks_when_a_supersession_reason_names_the_wrong_entitlement() {
+    // r1 supersedes r0 (from mid source A): `winner` is the source of r1. The reason r0 is
+    // given must be the entitlement that won: authority for a higher source, correction for
+    // its own source.
+    for (winner, right, wrong) in [
+        (
+            HIGH,
+            Reason::SupersededByAuthority,
+            Reason::SupersededByCorrection,
+        ),
+        (
+            MID_A,
+            Reason::SupersededByCorrection,
+            Reason::SupersededByAuthority,
+        ),
+    ] {
+        let pre = run(&[
+            begin_medium(0),
+            belief(0, 0, 0).source(MID_A).into(),
+            commit(0),
+            begin_medium(0),
+            belief(0, 0, 1).source(winner).into(),
+        ]);
+        let good = step(&cfg(), &pre, &commit(0)).unwrap();
+        assert_eq!(good.record(0).life(), Life::Superseded);
+        assert_eq!(good.record(0).reason, Some(right));
+        assert!(adjudication(&model(), &good), "the protocol's own step");
+        let by_hand = |reason: Reason| {
+            let mut post = hand_commit(&pre, 0, &[1]);
+            post.move_record(0, Life::Superseded).unwrap();
+            post.record_mut(0).reason = Some(reason);
+            judge(&pre, &commit(0), post)
+        };
+        assert!(
+            adjudication(&model(), &by_hand(right)),
+            "control: {right:?} by hand"
+        );
+        assert!(
+            !adjudication(&model(), &by_hand(wrong)),
+            "superseded by source {winner}, logged as {wrong:?}"
+        );
+        // Review's reason is review's: a Commit never gives it.
+        assert!(!adjudication(
+            &model(),
+            &by_hand(Reason::SupersededByReview)
+        ));
+    }
+}
+
+#[test]
 fn i12_breaks_when_review_keeps_a_record_over_a_higher_authority_rival() {
     // The second defect of revision 1: on review, r2 (mid) is kept and supersedes r1 (high).
     let pre = run(&[

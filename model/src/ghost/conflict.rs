@@ -13,7 +13,8 @@ use crate::state::State;
 /// I12 adjudication: a record that was in force and is Superseded after the step lost to a
 /// winner of this step that may supersede it: a record of higher authority or a newer one of
 /// the same source committed by Commit, or the record kept by review of equal or higher
-/// authority. And a Commit never commits a belief over an equal-authority rival of another
+/// authority; and the reason it is given names that entitlement (superseded by authority, by
+/// correction, by review). And a Commit never commits a belief over an equal-authority rival of another
 /// source (that conflict goes to review) or a higher-authority one.
 pub(super) fn judge_supersessions(
     cfg: &Config,
@@ -48,6 +49,23 @@ pub(super) fn judge_supersessions(
             }
         };
         bad |= !winners.iter().any(legit);
+        // The reason the log gives names the entitlement that won: a higher authority, a
+        // correction from the loser's own source, or review's verdict.
+        let named = |entitled: &dyn Fn(&Record) -> bool| {
+            winners.iter().any(|w| legit(w) && entitled(post.record(w)))
+        };
+        bad |= !match post.record(x).reason {
+            Some(Reason::SupersededByAuthority) => {
+                matches!(op, Op::Commit { .. }) && named(&|w| authority(w) > authority(loser))
+            }
+            Some(Reason::SupersededByCorrection) => {
+                matches!(op, Op::Commit { .. }) && named(&|w| w.source == loser.source)
+            }
+            Some(Reason::SupersededByReview) => {
+                matches!(op, Op::Resolve { keep: true, .. }) && named(&|_| true)
+            }
+            _ => false,
+        };
         // I17: no record is superseded by a narrower one (scope non-interference (b)).
         narrower |= winners.iter().any(legit)
             && winners
