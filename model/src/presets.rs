@@ -47,11 +47,13 @@ pub struct SuiteEntry {
 /// measure of non-vacuity is rule coverage, and the suite requires every example to be
 /// reached by some preset.
 pub fn examples(name: &str) -> &'static [&'static str] {
-    const ALL: &[&str] = &["E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10"];
+    const ALL: &[&str] = &[
+        "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E11",
+    ];
     match name {
-        "expiry" => &["E1", "E3", "E5", "E10"],
+        "expiry" => &["E1", "E3", "E5", "E10", "E11"],
         "evidence" => &["E1", "E4"],
-        "lineage" => &["E2", "E3", "E4", "E5", "E6", "E7"],
+        "lineage" => &["E2", "E3", "E4", "E5", "E6", "E7", "E11"],
         // Not E8 (revision 3): its domain has no revocations, so an effect could leak only
         // through an ancestor that was never committed (a summary over a raw observation,
         // then the observation adopted and aborted), the harm lineage over committed

@@ -1,6 +1,6 @@
 //! The properties of docs/protocol.md §9, each a plain function of (model, state), registered in
 //! [`PROPERTIES`]: the `always` invariants I1–I18 and the non-vacuity examples
-//! E1–E10.
+//! E1–E11.
 //!
 //! History properties (I1, I2's retracting-step half, I4, I5, I7, I9–I13, I15–I18) read ghost fields written by [`crate::ghost`], which
 //! re-states each condition independently of the code it judges. State properties (I2, I3, I6,
@@ -16,7 +16,7 @@ use stateright::{Expectation, Property};
 /// One registered property.
 #[derive(Debug)]
 pub struct PropertyDef {
-    /// Short key used on the command line and in reports (`I1` … `I18`, `E1` … `E10`).
+    /// Short key used on the command line and in reports (`I1` … `I18`, `E1` … `E11`).
     pub key: &'static str,
     /// The property as a sentence (its name in stateright and in traces).
     pub name: &'static str,
@@ -251,6 +251,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         "E10",
         "an external-action irreversible call executes on declared support",
         example_external_call_on_support
+    ),
+    sometimes!(
+        "E11",
+        "review keeps a record over a rival, which it supersedes",
+        example_review_keep_supersedes
     ),
 ];
 
@@ -513,4 +518,14 @@ pub fn example_external_call_on_support(_: &MemTx, s: &State) -> bool {
     s.records().iter().any(|r| {
         r.kind == Kind::IrreversibleAction && r.life() == Life::ActionSafe && !r.parents.is_empty()
     })
+}
+
+/// E11: review decided a conflict: `Resolve(keep)` committed a record over a rival still in
+/// force, which it superseded. E5 reaches the quarantine and `op.resolve-keep` fires on a keep
+/// with no rival left, so a keep refused whenever a rival stood passed both
+/// (reports/mutants.md, `repair.rs:181:64`).
+pub fn example_review_keep_supersedes(_: &MemTx, s: &State) -> bool {
+    s.records()
+        .iter()
+        .any(|r| r.life() == Life::Superseded && r.reason == Some(Reason::SupersededByReview))
 }

@@ -20,7 +20,8 @@ use common::*;
 use memtx_model::gate::GateBlock;
 use memtx_model::properties::{
     example_compensated, example_deep_cascade, example_external_call_on_support,
-    example_irreversible_call, example_leak_recorded, example_stale_write_aborted,
+    example_irreversible_call, example_leak_recorded, example_review_keep_supersedes,
+    example_stale_write_aborted,
 };
 use memtx_model::record::{Effect, Kind, Reason, Scope};
 use memtx_model::state::Repair;
@@ -289,6 +290,7 @@ fn semantic_conflict_trap() {
         .step(resolve(4, true))
         .expect_record(4, Life::Committed, None)
         .expect_record(3, Life::Superseded, Some(Reason::SupersededByReview))
+        .expect(|s| assert!(holds(example_review_keep_supersedes, s), "E11"))
         .finish();
 }
 

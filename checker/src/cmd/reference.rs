@@ -227,7 +227,7 @@ fn write_availability(args: &ReferenceArgs) -> Result<(), UserError> {
          preset, the protocol (`memtx`) beside the paper's protocol (`paper-provenance`: provenance \
          by declared parents and the snapshot only) and revision 2's rules (`rev2-lineage`, \
          `rev2-scopes`), each an exhaustive run checking every example \
-         (`memtx check --preset P --variant V --property E1 … --property E10`).\n\n\
+         (`memtx check --preset P --variant V --property E1 … --property E11`).\n\n\
          Columns: distinct states; per example the shortest number of steps that reaches it (— \
          unreachable); irreversible calls executed and blocked by the gate, each counted once per \
          distinct state it is attempted from (the rule-coverage counts of `op.call-irreversible` \

@@ -102,7 +102,7 @@ pub fn tool_id() -> String {
 pub enum PropertyKind {
     /// Must hold in every reachable state (I1–I18); a discovery is a counterexample.
     Always,
-    /// Must hold in some reachable state (E1–E10); a discovery is an example.
+    /// Must hold in some reachable state (E1–E11); a discovery is an example.
     Sometimes,
 }
 
