@@ -14,8 +14,8 @@ use crate::state::State;
 /// winner of this step that may supersede it: a record of higher authority or a newer one of
 /// the same source committed by Commit, or the record kept by review of equal or higher
 /// authority; and the reason it is given names that entitlement (superseded by authority, by
-/// correction, by review). And a Commit never commits a belief over an equal-authority rival of another
-/// source (that conflict goes to review) or a higher-authority one.
+/// correction, by review). And a Commit never commits a belief over an equal-authority rival
+/// of another source (that conflict goes to review) or a higher-authority one.
 pub(super) fn judge_supersessions(
     cfg: &Config,
     pre: &State,
@@ -48,9 +48,8 @@ pub(super) fn judge_supersessions(
                 _ => false,
             }
         };
-        bad |= !winners.iter().any(legit);
-        // The reason the log gives names the entitlement that won: a higher authority, a
-        // correction from the loser's own source, or review's verdict.
+        // Lost to an entitled winner, and the reason the log gives names that entitlement: a
+        // higher authority, a correction from the loser's own source, or review's verdict.
         let named = |entitled: &dyn Fn(&Record) -> bool| {
             winners.iter().any(|w| legit(w) && entitled(post.record(w)))
         };
