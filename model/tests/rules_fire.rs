@@ -240,6 +240,118 @@ fn several_rivals_count_only_when_the_ranking_decides_between_them() {
     assert!(has(&fired, Rule::PipeConflictSeveral), "{fired:?}");
 }
 
+/// `pipe.conflict.several` fires for every pair of outcome classes, not only for the pairs
+/// the test above meets: each class beside a rival the record outranks. (Mutation testing:
+/// under a class never recorded, `pipe.conflict.several` still fired for the other pairs, and
+/// nothing failed.)
+#[test]
+fn several_rivals_fire_for_each_outcome_class_beside_an_outranked_one() {
+    use memtx_model::record::Reason;
+    use memtx_model::Life;
+    // r0 (low) holds s0 = v1: a mid write of v0 outranks it.
+    let with = |rest: &[Op]| -> Vec<Op> {
+        let mut ops = vec![
+            begin_medium(0),
+            belief(0, 0, 1).source(LOW).into(),
+            commit(0),
+        ];
+        ops.extend_from_slice(rest);
+        ops
+    };
+    let several = |what: &str, fired: &[&str]| {
+        assert!(has(fired, Rule::PipeConflictSeveral), "{what}: {fired:?}");
+    };
+    // A higher rival: r1 (high) agrees with r0 and outranks the write r2.
+    let (s, fired) = fired_by_last(&with(&[
+        begin_medium(0),
+        belief(0, 0, 1).source(HIGH).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_A).into(),
+        commit(0),
+    ]));
+    assert_eq!(s.record(2).reason, Some(Reason::Outranked));
+    several("higher", &fired);
+    // A rival of the write's own source: r2 corrects r1 and outranks r0.
+    let (s, fired) = fired_by_last(&with(&[
+        begin_medium(0),
+        belief(0, 0, 1).source(MID_A).into(),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_A).into(),
+        commit(0),
+    ]));
+    assert_eq!(s.record(2).life(), Life::Committed);
+    assert_eq!(s.record(1).reason, Some(Reason::SupersededByCorrection));
+    assert_eq!(s.record(0).reason, Some(Reason::SupersededByAuthority));
+    several("corrected", &fired);
+    // A stale rival: a1 commits r1 after a0's snapshot.
+    let (s, fired) = fired_by_last(&with(&[
+        begin_medium(0),
+        begin_medium(1),
+        belief(1, 0, 1).source(LOW).into(),
+        commit(1),
+        belief(0, 0, 0).source(MID_A).into(),
+        commit(0),
+    ]));
+    assert_eq!(s.record(2).reason, Some(Reason::StaleWrite));
+    several("stale", &fired);
+    // A stale-content rival: a0's r1 is aborted as stale against a1's r2; a0 retries the
+    // same value as r3 in the same session, after r2 committed.
+    let (s, fired) = fired_by_last(&with(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_B).into(),
+        begin_medium(1),
+        belief(1, 0, 1).source(MID_B).into(),
+        commit(1),
+        commit(0),
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_B).into(),
+        commit(0),
+    ]));
+    assert_eq!(s.record(1).reason, Some(Reason::StaleWrite));
+    assert_eq!(s.record(3).reason, Some(Reason::StaleContent));
+    several("stale content", &fired);
+}
+
+/// `pipe.conflict.hidden-rival` fires where a contradicting record is hidden from the writer,
+/// and `pipe.conflict.narrower-rival-review` where such a record is also narrower, each only
+/// there. (Mutation testing: either rule fired on every commit judging rivals, and nothing
+/// failed.)
+#[test]
+fn hidden_and_narrower_rivals_fire_only_where_there_is_one() {
+    use memtx_model::record::{Reason, Scope};
+    use memtx_model::Life;
+    // a1's r0 holds s0 = v1 in `scope`; a0 commits a Shared or Private r1 of v0.
+    let run = |theirs: Scope, mine: Scope| {
+        fired_by_last(&[
+            begin_medium(1),
+            belief(1, 0, 1).scope(theirs).into(),
+            commit(1),
+            begin_medium(0),
+            belief(0, 0, 0).scope(mine).into(),
+            commit(0),
+        ])
+    };
+    // Private under Shared: hidden from a0 and narrower, so sent to review for a1.
+    let (s, fired) = run(Scope::Private, Scope::Shared);
+    assert_eq!(s.record(1).life(), Life::Committed);
+    assert_eq!(s.record(0).reason, Some(Reason::ScopeReview));
+    assert!(has(&fired, Rule::PipeConflictHiddenRival), "{fired:?}");
+    assert!(has(&fired, Rule::PipeConflictNarrowerReview), "{fired:?}");
+    // Two Private records of different owners: hidden, not narrower; both stand.
+    let (s, fired) = run(Scope::Private, Scope::Private);
+    assert_eq!(s.record(0).life(), Life::Committed);
+    assert_eq!(s.record(1).life(), Life::Committed);
+    assert!(has(&fired, Rule::PipeConflictHiddenRival), "{fired:?}");
+    assert!(!has(&fired, Rule::PipeConflictNarrowerReview), "{fired:?}");
+    // A Shared rival a0 sees: judged as a rival (r1 corrects it), neither rule.
+    let (s, fired) = run(Scope::Shared, Scope::Shared);
+    assert_eq!(s.record(0).reason, Some(Reason::SupersededByCorrection));
+    assert!(!has(&fired, Rule::PipeConflictHiddenRival), "{fired:?}");
+    assert!(!has(&fired, Rule::PipeConflictNarrowerReview), "{fired:?}");
+}
+
 /// Rule coverage counts what a rule decided: over every transition of a breadth-first prefix
 /// of `quick`, a `cascade.*` repair rule fires exactly when the step logged a repair of its
 /// kind (a visit to a record already Revoked repairs nothing and counts nothing).
