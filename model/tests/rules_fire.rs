@@ -352,6 +352,23 @@ fn hidden_and_narrower_rivals_fire_only_where_there_is_one() {
     assert!(!has(&fired, Rule::PipeConflictNarrowerReview), "{fired:?}");
 }
 
+/// `op.begin.forced-isolation` fires where the protocol reads at another level than the one
+/// asked (an external-action transaction reads action-safe whatever it requests), and only
+/// there. (Mutation testing: the rule fired on every begin that was *not* forced, and nothing
+/// failed.)
+#[test]
+fn a_begin_fires_forced_isolation_only_when_the_level_is_overridden() {
+    let forced = |op: Op| has(&fired_by_last(&[op]).1, Rule::OpBeginForcedIsolation);
+    assert!(forced(begin(0, Tier::ExternalAction, Isolation::RawRead)));
+    assert!(!forced(begin(
+        0,
+        Tier::ExternalAction,
+        Isolation::ActionSafeRead
+    )));
+    assert!(!forced(begin(0, Tier::Medium, Isolation::RawRead)));
+    assert!(!forced(begin(0, Tier::Medium, Isolation::CommittedRead)));
+}
+
 /// Rule coverage counts what a rule decided: over every transition of a breadth-first prefix
 /// of `quick`, a `cascade.*` repair rule fires exactly when the step logged a repair of its
 /// kind (a visit to a record already Revoked repairs nothing and counts nothing).
