@@ -596,7 +596,7 @@ fn the_explorer_judges_the_state_it_shows() {
 /// (stateright's served `./ui/` when one existed).
 #[test]
 fn the_explorer_survives_hostile_clients() {
-    let dir = std::env::temp_dir().join(format!("memtx-explorer-hostile-{}", std::process::id()));
+    let dir = binary_support::scratch("explorer-hostile");
     std::fs::create_dir_all(dir.join("ui")).unwrap();
     std::fs::write(dir.join("ui/index.htm"), "PLANTED").unwrap();
     std::fs::write(dir.join("ui/index.html"), "PLANTED").unwrap();
@@ -640,5 +640,4 @@ fn the_explorer_survives_hostile_clients() {
     assert!(page.contains("memtx Explorer") && !page.contains("PLANTED"));
     assert_eq!(get(port, "/api/path/").0, 200);
     drop(explorer);
-    let _ = std::fs::remove_dir_all(&dir);
 }

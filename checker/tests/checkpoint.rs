@@ -5,7 +5,7 @@
 
 mod binary_support;
 
-use binary_support::essentials;
+use binary_support::{essentials, scratch};
 use memtx_checker::bench::two_phase_commit::{canonicalize, locality, TwoPhaseSys};
 use memtx_checker::explore::{
     explore, load, CheckpointPlan, ExploreOptions, ExploreReport, PackedState, StopReason,
@@ -14,15 +14,7 @@ use stateright::Model;
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::path::PathBuf;
 use std::time::Duration;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-ckpt-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Everything a resumed run must reproduce.
 fn assert_same<S: PartialEq + Debug, A: PartialEq + Debug>(
@@ -68,7 +60,7 @@ where
     for &stop in stops {
         let dir = scratch(&format!("{name}-{stop}"));
         let plan = CheckpointPlan {
-            dir: dir.clone(),
+            dir: dir.to_path_buf(),
             every: Duration::ZERO,
             run: serde_json::json!({"test": name}),
         };
@@ -105,7 +97,7 @@ where
         // A resumed run checkpoints too, and a checkpoint of a resumed run resumes.
         let again = scratch(&format!("{name}-{stop}-again"));
         let plan2 = CheckpointPlan {
-            dir: again.clone(),
+            dir: again.to_path_buf(),
             every: Duration::ZERO,
             run: serde_json::json!({"test": name}),
         };
@@ -189,8 +181,9 @@ fn memtx_quick_with_a_violation_resumes_with_the_same_counterexample_and_coverag
 #[test]
 fn exact_mode_refuses_checkpoints() {
     let model = TwoPhaseSys::new(3).expect("3 RMs");
+    let dir = scratch("exact");
     let plan = CheckpointPlan {
-        dir: scratch("exact"),
+        dir: dir.to_path_buf(),
         every: Duration::ZERO,
         run: serde_json::Value::Null,
     };
@@ -322,7 +315,6 @@ fn a_killed_check_resumes_to_the_uninterrupted_result_on_one_and_two_threads() {
         }
     }
     assert!(landed > 0, "no kill landed before the child finished");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -380,7 +372,6 @@ fn a_killed_violating_check_resumes_with_the_same_counterexample_trace() {
         texts[0], texts[1],
         "the trace files of both resumes are byte-identical"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs `memtx resume` on `dir` and checks the one-line error and exit code 2.
@@ -484,7 +475,6 @@ fn damaged_checkpoints_and_bad_options_are_one_line_errors_with_exit_2() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -517,7 +507,6 @@ fn the_first_checkpoint_comes_after_a_second_whatever_the_interval() {
     let _ = child.kill();
     let _ = child.wait();
     assert!(level >= 1, "a checkpoint holds complete levels: {level}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A checkpoint whose header was edited and whose checksum was recomputed (the checksum

@@ -80,7 +80,7 @@ fn resume_across<M>(
     for &stop in stops {
         let dir = scratch(&format!("{name}-{stop}"));
         let plan = CheckpointPlan {
-            dir: dir.clone(),
+            dir: dir.to_path_buf(),
             every: Duration::ZERO,
             run: serde_json::json!({"test": name}),
         };
@@ -383,7 +383,6 @@ fn a_killed_local_run_resumes_on_processes_and_threads_to_the_uninterrupted_resu
         }
     }
     assert!(landed > 0, "no kill landed before the run finished");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The level in the header of the checkpoint file of a run on threads in `dir`.
@@ -493,7 +492,6 @@ fn a_checkpoint_on_threads_resumes_over_local_processes_with_the_same_counterexa
         dir.join("ck").join("checkpoint.memtx").exists(),
         "one kind of checkpoint in the directory"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -557,7 +555,6 @@ fn missing_and_foreign_parts_are_one_line_errors_with_exit_2() {
             "{dir}: {stderr:?} should say {says:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
@@ -610,5 +607,4 @@ fn the_processes_of_a_local_run_stop_at_once_when_its_supervisor_is_killed() {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

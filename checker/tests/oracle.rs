@@ -13,6 +13,8 @@
 //! equivalent (nothing a property can observe changes) or a missing property or domain, and
 //! `reports/mutants.md` says which.
 
+mod binary_support;
+
 use memtx_checker::cmd::check::check;
 use memtx_checker::cmd::reference::reference_args;
 use memtx_checker::report::{RuleCoverage, Verdict};
@@ -22,7 +24,9 @@ use memtx_model::Variant;
 
 #[test]
 fn the_protocol_passes_the_quick_suite() {
-    let traces = std::env::temp_dir().join(format!("memtx-oracle-{}", std::process::id()));
+    // Removed when the test passes: cargo-mutants runs it once per mutant.
+    let scratch = binary_support::scratch("traces");
+    let traces = scratch.to_path_buf();
     // Cheapest first (distinct states in reports/manifest.json).
     let order = [
         "scopes",

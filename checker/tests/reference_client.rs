@@ -56,7 +56,6 @@ fn the_correct_client_conforms_on_random_sequences() {
         events += ops.len();
     }
     assert!(events > 15_000, "{events} events");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -74,7 +73,6 @@ fn the_correct_client_conforms_on_the_scripted_scenarios() {
         run += 1;
     }
     assert!(run >= 6, "{run} scenarios within the client's scope");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -130,7 +128,6 @@ fn each_defect_is_a_divergence_at_the_first_event_where_it_shows() {
     let shown = caught.iter().filter(|&&c| c > 0).count();
     assert!(shown >= Defect::ALL.len() - 1, "{caught:?}");
     assert!(caught.iter().sum::<usize>() >= 30, "{caught:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 const HEADER: &str = r#"{"format": "memtx-event-log", "version": 1, "run": "defect", "sources": {"crm": 0.95, "notes": 0.8, "web": 0.5}}"#;
@@ -282,5 +279,4 @@ fn each_defect_shows_on_its_own_script() {
             defect.name()
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

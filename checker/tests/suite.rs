@@ -3,6 +3,8 @@
 //! and holds every invariant, and each preset's counts match `reports/manifest.json`. Rule
 //! coverage is a property of the model: the same on any number of threads.
 
+mod binary_support;
+
 use memtx_checker::cli::SuiteArgs;
 use memtx_checker::cmd::suite::run_suite;
 use memtx_checker::engine::{run, Engine, RunOptions};
@@ -19,7 +21,8 @@ fn manifest() -> Manifest {
 
 #[test]
 fn the_quick_suite_exercises_every_rule_and_matches_the_manifest() {
-    let traces = std::env::temp_dir().join(format!("memtx-suite-{}", std::process::id()));
+    let scratch = binary_support::scratch("traces");
+    let traces = scratch.to_path_buf();
     let args = SuiteArgs {
         quick: true,
         json: true,
@@ -129,7 +132,8 @@ fn the_stateright_engine_stopped_at_its_only_discovery_is_not_exhaustive() {
 
 #[test]
 fn a_failing_preset_names_its_counterexample_file_and_replay_command() {
-    let traces = std::env::temp_dir().join(format!("memtx-suite-fail-{}", std::process::id()));
+    let scratch = binary_support::scratch("fail");
+    let traces = scratch.to_path_buf();
     let args = memtx_checker::cmd::reference::reference_args("quick", "no-cascade", traces.clone());
     let report =
         memtx_checker::cmd::check::check(&args, "memtx check --preset quick --variant no-cascade")
@@ -148,13 +152,13 @@ fn a_failing_preset_names_its_counterexample_file_and_replay_command() {
         text.contains(&format!("  replay: memtx replay {saved}")),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(traces);
 }
 
 #[test]
 fn the_suites_simulation_finds_each_defect_under_its_variant_and_none_under_the_protocol() {
     use memtx_checker::cmd::suite::{simulate_all, simulation_plan, Budget, SuiteReport};
-    let traces = std::env::temp_dir().join(format!("memtx-suite-sim-{}", std::process::id()));
+    let scratch = binary_support::scratch("sim");
+    let traces = scratch.to_path_buf();
     // The plan runs the protocol once and every variant once per property it must break.
     let plan = simulation_plan();
     assert_eq!(plan.first(), Some(&("memtx", None)));
@@ -235,5 +239,4 @@ fn the_suites_simulation_finds_each_defect_under_its_variant_and_none_under_the_
         "{:?}",
         suite.failures
     );
-    let _ = std::fs::remove_dir_all(&traces);
 }

@@ -4,7 +4,7 @@
 
 mod binary_support;
 
-use binary_support::children;
+use binary_support::{children, scratch};
 use memtx_checker::bench::two_phase_commit::{
     self, canonicalize, TwoPhaseAction, TwoPhaseState, TwoPhaseSys,
 };
@@ -66,16 +66,9 @@ fn two_phase_commit_with_symmetry_locality_and_a_depth_bound_matches_one_thread(
 
 // ---- Through the binary: `--local N` processes over loopback. ----
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-timely-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
-}
 
 fn memtx(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_memtx"))
@@ -150,7 +143,6 @@ fn compare_local(name: &str, args: &[&str], locals: &[&str]) {
             .as_str()
             .is_some_and(|c| c.contains(&format!("--local {n}"))));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -207,7 +199,6 @@ fn a_violation_on_2_local_processes_writes_the_same_counterexample_as_one_thread
         traces += 1;
     }
     assert!(traces > 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -286,7 +277,6 @@ fn a_killed_process_ends_the_local_run_with_one_line_and_exit_2() {
         errors[0].contains("lost") || errors[0].contains("killed"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Two loopback addresses nobody listens on (bound and released).
@@ -430,7 +420,6 @@ fn a_process_nobody_connects_to_gives_up_after_the_connect_timeout_with_one_line
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("--peer-timeout"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Kills (and resumes, should it be stopped) a process when dropped, test failure or not.
@@ -521,7 +510,6 @@ fn a_hung_process_ends_the_local_run_after_the_peer_timeout_with_one_line_and_ex
             && errors[0].contains("--peer-timeout"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -558,5 +546,4 @@ fn two_phase_commit_on_2_and_3_local_processes_of_the_binary_matches_one_thread(
             "{run}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,6 @@
 //! Each kind of bad input gives its own error variant and a one-line message naming a fix.
 
+mod binary_support;
 mod trace_support;
 
 use memtx_checker::error::{ErrorKind, UserError};

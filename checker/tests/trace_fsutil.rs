@@ -1,5 +1,6 @@
 //! Atomic writes: no temporary file left behind, one-line errors naming the directory.
 
+mod binary_support;
 mod trace_support;
 
 use memtx_checker::error::ErrorKind;

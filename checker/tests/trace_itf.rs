@@ -1,5 +1,6 @@
 //! The ITF export is readable by the `itf` crate (Apalache ADR-015).
 
+mod binary_support;
 mod trace_support;
 
 use memtx_checker::trace::itf::{to_itf, write_itf, ITF_VARS};

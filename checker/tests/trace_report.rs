@@ -1,5 +1,6 @@
 //! Run reports (JSON and Markdown), the ablation matrix and the manifest of pinned counts.
 
+mod binary_support;
 mod trace_support;
 
 use memtx_checker::error::ErrorKind;

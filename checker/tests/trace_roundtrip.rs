@@ -1,5 +1,6 @@
 //! A real trace survives writing, reading and replaying; its expectation is met.
 
+mod binary_support;
 mod trace_support;
 
 use memtx_checker::trace::replay::replay;

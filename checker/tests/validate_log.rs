@@ -60,7 +60,6 @@ fn the_example_log_conforms_run_by_run() {
         !dir.join("traces").exists(),
         "nothing written for conforming runs"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -104,7 +103,6 @@ fn a_changed_outcome_is_the_first_divergence_in_the_logs_words() {
         "{}",
         stdout(&replayed)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -140,7 +138,6 @@ fn a_refusal_and_a_performance_disagreeing_are_divergences_both_ways() {
         "{}",
         stdout(&out)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -180,7 +177,6 @@ fn a_run_that_conforms_under_a_variant_and_breaks_an_invariant_says_so() {
         found,
         "some variant performs the dirty read and breaks an invariant: {names:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -237,7 +233,6 @@ fn malformed_logs_are_one_line_and_exit_2() {
         "{}",
         stderr(&out)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Every trace and scenario of `regressions/`, and the log `log::emit` writes of it.
@@ -314,7 +309,6 @@ fn every_regression_trace_written_as_a_log_conforms_and_breaks_what_it_breaks() 
         }
     }
     assert!(violations > 30, "{violations} violation traces");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Each outcome is compared: in every log written from `regressions/`, changing the state the
@@ -395,7 +389,6 @@ fn every_changed_outcome_of_every_regression_log_diverges_at_its_event() {
         mutants > 1000 && refusals > 150 && omissions > 150,
         "{mutants} mutants, {refusals} refusals, {omissions} omissions"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Random walks over `full` (the whole protocol at once: two agents, observations, reviews,
@@ -456,7 +449,6 @@ fn random_walks_of_every_variant_written_as_logs_conform_and_break_what_they_bre
         }
     }
     assert!(broken_total > 0, "some variant's walks break an invariant");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `memtx bench --validate-log N` (plumbing, a small log): the log it generates conforms, and
@@ -483,7 +475,6 @@ fn the_benchmark_generates_a_conforming_log_and_reports_the_target() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert_eq!(stderr(&out).lines().count(), 1, "{bad:?}: {}", stderr(&out));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Partial logs: every trace of `regressions/` written as a log with its ticks and revocation
@@ -571,7 +562,6 @@ fn logs_that_leave_out_ticks_and_revocation_requests_are_completed_by_search() {
     );
     assert!(completed_steps >= 10, "{completed_steps} steps found");
     assert!(named_insertions > 0, "a revocation request was inserted");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A defect is not explained away: with steps allowed missing, a changed outcome still
@@ -610,7 +600,6 @@ fn missing_steps_do_not_hide_a_divergence() {
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains(want), "{}", stderr(&out));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--preset` / `--domain`: a run held to a given configuration conforms when every event is
@@ -705,5 +694,4 @@ fn a_run_held_to_a_preset_must_stay_within_its_domain() {
     let out = memtx(&["validate-log", &path, "--preset", "tiny"], &dir);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out).lines().count(), 1);
-    let _ = std::fs::remove_dir_all(&dir);
 }

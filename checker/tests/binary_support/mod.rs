@@ -2,6 +2,9 @@
 
 #![allow(dead_code)]
 
+mod scratch;
+pub use scratch::Scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,16 +19,13 @@ pub fn memtx(args: &[&str], dir: &Path) -> Output {
 }
 
 /// A fresh, empty directory for the test called `name`, unique to this test binary and
-/// process.
-pub fn scratch(name: &str) -> PathBuf {
+/// process, removed when the test passes (kept when it fails).
+pub fn scratch(name: &str) -> Scratch {
     let binary = std::env::current_exe()
         .ok()
         .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "test".into());
-    let dir = std::env::temp_dir().join(format!("memtx-{binary}-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
+    Scratch::new(&format!("{binary}-{name}"))
 }
 
 /// What a run must share with another run of the same check (resumed, or over other

@@ -1,13 +1,15 @@
 //! Shared helpers of the `trace_*` tests: real paths found by a small breadth-first search.
 #![allow(dead_code)]
 
+// Every test that includes this module includes `binary_support` too.
+pub use crate::binary_support::Scratch;
+
 use memtx_checker::trace::Trace;
 use memtx_model::machine::{candidate_ops, step};
 use memtx_model::presets::preset;
 use memtx_model::properties::PropertyDef;
 use memtx_model::{Config, MemTx, Op, State, Variant};
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 
 /// The `quick` preset under `variant`.
 pub fn quick(variant: Variant) -> Config {
@@ -118,10 +120,7 @@ pub fn scripted_trace() -> Trace {
         .with_expectation(memtx_checker::trace::Expectation::all_hold())
 }
 
-/// A fresh empty directory under the system temp dir.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("memtx-trace-tests-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create a temp dir");
-    dir
+/// A fresh empty directory under the system temp dir, removed when the test passes.
+pub fn temp_dir(name: &str) -> Scratch {
+    Scratch::new(&format!("trace-tests-{name}"))
 }
