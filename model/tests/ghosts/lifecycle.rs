@@ -1,0 +1,68 @@
+//! The lifecycle: I2 cascade-repair completeness on the retracting step (`ghost/cascade.rs`)
+//! and I4 lifecycle legality (`ghost/entry.rs`).
+
+use super::*;
+
+#[test]
+fn i2_breaks_when_a_retracting_step_leaves_a_staged_descendant_unrepaired() {
+    // r0 committed; a1 stages a summary of it; r0 is revoked and the cascade "forgets" r1.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+        begin_medium(1),
+        summary(1, &[0]).into(),
+        request_revocation(0),
+    ]);
+    let mut bad = pre.clone();
+    bad.move_record(0, Life::Revoked).unwrap();
+    let bad = judge(
+        &pre,
+        &memtx_model::ops::Op::ApplyRevocation { record: 0 },
+        bad,
+    );
+    assert!(!cascade_repair_completeness(&model(), &bad));
+    let good = step(
+        &cfg(),
+        &pre,
+        &memtx_model::ops::Op::ApplyRevocation { record: 0 },
+    )
+    .unwrap();
+    assert_eq!(good.record(1).life(), Life::Quarantined);
+    assert!(cascade_repair_completeness(&model(), &good));
+}
+
+#[test]
+fn i4_breaks_when_a_record_enters_the_lifecycle_other_than_by_its_operation() {
+    use memtx_model::record::Scope;
+    let pre = State::initial();
+    let op = observe(MID_A, 0, 0, Scope::Shared, 0);
+    let good = step(&cfg(), &pre, &op).unwrap();
+    assert!(lifecycle_legality(&model(), &good));
+    // A defective Observe that creates the record directly in Committed (every move it
+    // takes is a row of the table: only the entry is wrong).
+    let mut bad = good.clone();
+    for life in [Life::Tentative, Life::Validated, Life::Committed] {
+        bad.move_record(0, life).unwrap();
+    }
+    let judged = judge(&pre, &op, bad);
+    assert!(!lifecycle_legality(&model(), &judged));
+    // A Stage that creates a Raw record; a Commit that creates one.
+    let pre = run(&[begin_medium(0)]);
+    let op = Op::from(belief(0, 0, 0));
+    let good = step(&cfg(), &pre, &op).unwrap();
+    assert!(lifecycle_legality(&model(), &good));
+    let raw = judge(
+        &pre,
+        &op,
+        step(&cfg(), &pre, &observe(MID_A, 0, 0, Scope::Shared, 0)).unwrap(),
+    );
+    assert!(!lifecycle_legality(&model(), &raw));
+    let staged = good.clone();
+    let judged = judge(&staged, &commit(0), {
+        let mut post = step(&cfg(), &staged, &commit(0)).unwrap();
+        post.push_record(memtx_model::Record::default());
+        post
+    });
+    assert!(!lifecycle_legality(&model(), &judged));
+}
