@@ -253,10 +253,13 @@ fn local_check_and_kill(dir: &Path, args: &[&str], when: When, victim: Victim) -
         "0s",
         "--json",
     ]);
+    // A supervisor killed by SIGKILL cannot remove its hosts file: TMPDIR puts it in the
+    // test's scratch directory, removed with it.
     let mut child = Command::new(env!("CARGO_BIN_EXE_memtx"))
         .args(&all)
         .current_dir(dir)
         .env("CI", "true")
+        .env("TMPDIR", dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -573,6 +576,7 @@ fn the_processes_of_a_local_run_stop_at_once_when_its_supervisor_is_killed() {
             "2",
         ])
         .args(["--checkpoint", "ck", "--checkpoint-every", "0s", "--json"])
+        .env("TMPDIR", &*dir) // the hosts file of a supervisor killed by SIGKILL
         .current_dir(&dir)
         .env("CI", "true")
         .stdout(Stdio::null())
