@@ -589,8 +589,11 @@ pub fn render_text(r: &RunReport) -> String {
         Some(rules) => out.push_str(&format!("{}\n", rules.summary_line())),
         None => out.push_str("rule coverage: not collected (stateright engine)\n"),
     }
+    // Every verdict in one column, however long a statement.
+    let width = r.properties.iter().map(|p| p.name.chars().count()).max();
     for p in &r.properties {
-        out.push_str(&format!("  {:<72} {}\n", p.name, r.cell(p)));
+        let width = width.unwrap_or(0);
+        out.push_str(&format!("  {:<width$}  {}\n", p.name, r.cell(p)));
         if let (Some(t), Some(cmd)) = (&p.trace, &p.replay_command) {
             let from_checkout = cmd.strip_prefix("memtx ").unwrap_or(cmd);
             out.push_str(&format!("      trace: {t}\n      replay: {cmd}\n      (from a checkout: cargo run --release -- {from_checkout})\n"));

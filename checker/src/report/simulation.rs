@@ -146,12 +146,15 @@ impl SimulationReport {
             self.distinct_states_estimate, self.distinct_states_method
         );
         let _ = writeln!(out, "{}", self.rules.summary_line());
+        // Every verdict in one column, however long a statement (the name starts with the key).
+        let width = self.properties.iter().map(|p| p.name.chars().count()).max();
         for p in &self.properties {
             let at = p
                 .first
                 .map(|s| format!(" (walk {}, step {})", s.walk, s.step))
                 .unwrap_or_default();
-            let _ = writeln!(out, "  {:<4} {:<60} {}{at}", p.key, p.name, p.verdict);
+            let width = width.unwrap_or(0);
+            let _ = writeln!(out, "  {:<width$}  {}{at}", p.name, p.verdict);
         }
         let _ = writeln!(out, "{}", self.result_line());
         if let Some(v) = &self.violation {

@@ -24,6 +24,37 @@ fn quick_check_json_parses_with_a_verdict_per_property() {
     assert_eq!(v["config"]["variant"], "memtx");
 }
 
+/// `check` and `simulate` print every property's verdict in one column, the longest
+/// statement included, and each property's key once.
+#[test]
+fn the_verdicts_of_check_and_simulate_line_up() {
+    let dir = scratch("columns");
+    for args in [
+        &["check", "--preset", "quick"][..],
+        &["simulate", "--preset", "quick", "--walks", "64"],
+    ] {
+        let out = memtx(args, &dir);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut columns = Vec::new();
+        for def in memtx_model::properties::PROPERTIES {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&format!("  {} ", def.name)))
+                .unwrap_or_else(|| panic!("{args:?}: no line for {}:\n{text}", def.key));
+            let rest = &line[2 + def.name.len()..];
+            let verdict = rest.trim_start();
+            assert!(rest.len() - verdict.len() >= 2, "{args:?}: {line}");
+            assert!(!verdict.is_empty(), "{args:?}: {line}");
+            columns.push(line.len() - verdict.len());
+        }
+        assert!(
+            columns.windows(2).all(|w| w[0] == w[1]),
+            "{args:?}: verdicts start at columns {columns:?}:\n{text}"
+        );
+    }
+}
+
 #[test]
 fn large_reduces_by_symmetry_unless_told_not_to() {
     let dir = scratch("symmetry");
