@@ -302,6 +302,13 @@ pub struct CheckArgs {
     /// states one step further are counted but not checked. The run is then INCOMPLETE.
     #[arg(long, value_name = "STEPS")]
     pub max_depth: Option<usize>,
+    /// End the run with the level by whose end every selected property is decided (each
+    /// invariant violated, each example found), as TLC does by default: a counterexample
+    /// hunt (`--variant V --property K`) ends at its shortest counterexample's depth. A
+    /// property that holds is decided only by the whole search. A run that ends early is
+    /// INCOMPLETE unless a violation makes it FAIL.
+    #[arg(long)]
+    pub until_decided: bool,
     /// Write NAME.json and NAME.md reports into this directory (trace links in them are
     /// relative to it).
     #[arg(long, value_name = "DIR")]

@@ -55,6 +55,11 @@ pub struct RunOptions {
     /// Check every state reachable in at most this many steps (0: the initial states only);
     /// their successors one step further are counted but neither checked nor expanded.
     pub max_depth: Option<usize>,
+    /// End the run with the first level by whose end every selected property is decided (an
+    /// invariant violated, an example found): `--until-decided`. Counterexamples stay
+    /// shortest; a property that holds is decided only by the whole search. (stateright's BFS
+    /// always ends there.)
+    pub until_decided: bool,
     /// Write checkpoints (fast engine, not exact).
     pub checkpoint: Option<crate::explore::CheckpointPlan>,
     /// Continue the run saved in this checkpoint (fast engine).
@@ -94,9 +99,13 @@ fn describe_stop(reason: StopReason, opts: &RunOptions, unique: u64, depth: usiz
             opts.max_memory.unwrap_or_default() >> 20
         ),
         StopReason::Interrupted => format!("interrupt: while expanding depth {depth}"),
-        StopReason::AllDiscovered => format!(
+        StopReason::AllDiscovered if opts.engine == Engine::Stateright => format!(
             "every selected property has a discovery, and stateright's BFS ends its search there \
              (at depth {depth}) whether or not states are left: counts are of what it visited"
+        ),
+        StopReason::AllDiscovered => format!(
+            "--until-decided: every selected property was decided by the end of depth {depth}, \
+             where the run ended; states further away were not visited"
         ),
     }
 }
@@ -113,6 +122,7 @@ impl RunOptions {
             max_states: None,
             max_transitions: None,
             max_depth: None,
+            until_decided: false,
             checkpoint: None,
             resume: None,
             cluster: None,
@@ -238,6 +248,7 @@ fn explore_options<'a>(
         o = o.target_max_depth(t);
     }
     o = o.interrupt(crate::interrupt::flag());
+    o = o.finish_when_all_discovered(opts.until_decided);
     if let Some(n) = opts.max_states {
         o = o.max_states(n);
     }

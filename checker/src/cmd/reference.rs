@@ -32,6 +32,7 @@ pub fn reference_args(preset: &str, variant: &str, traces: PathBuf) -> CheckArgs
         max_states: None,
         max_transitions: None,
         max_depth: None,
+        until_decided: false,
         report: None,
         name: None,
         traces,

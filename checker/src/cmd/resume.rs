@@ -32,6 +32,9 @@ pub struct SavedRun {
     pub max_transitions: Option<u64>,
     /// `--max-depth`.
     pub max_depth: Option<usize>,
+    /// `--until-decided` (absent in checkpoints written before it existed).
+    #[serde(default)]
+    pub until_decided: bool,
     /// Worker threads of the original run (the default of `memtx resume --threads`).
     pub threads: usize,
     /// `--checkpoint-every`, in milliseconds.
@@ -112,6 +115,7 @@ pub fn resume_command(args: &ResumeArgs, command: &str) -> Result<u8, UserError>
         max_states: run.max_states,
         max_transitions: run.max_transitions,
         max_depth: run.max_depth,
+        until_decided: run.until_decided,
         checkpoint: Some(crate::explore::CheckpointPlan {
             dir: args.dir.clone(),
             every: Duration::from_millis(run.checkpoint_every_ms),

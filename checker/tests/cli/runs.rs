@@ -324,6 +324,68 @@ fn suite_quick_prints_the_matrix_and_union_coverage() {
     assert!(index.contains(&format!("rules exercised {total}/{total}")));
 }
 
+/// `--until-decided` ends a counterexample hunt with the level of its shortest counterexample:
+/// the same counterexample as the whole search, from fewer states, and the coverage says
+/// why the run ended. A run whose properties all hold is still the whole search.
+#[test]
+fn until_decided_ends_a_hunt_at_its_counterexample_and_changes_nothing_that_holds() {
+    let dir = scratch("until-decided");
+    let run = |args: &[&str], traces: &str| -> serde_json::Value {
+        let mut all = vec!["check", "--json", "--traces", traces];
+        all.extend_from_slice(args);
+        let out = memtx(&all, &dir);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{all:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(
+            out.status.code(),
+            Some(if v["result"] == "fail" { 1 } else { 0 }),
+            "{all:?}"
+        );
+        v
+    };
+    let hunt = [
+        "--preset",
+        "quick",
+        "--variant",
+        "no-cascade",
+        "--property",
+        "I2",
+    ];
+    let whole = run(&hunt, "whole");
+    let mut early_args = hunt.to_vec();
+    early_args.push("--until-decided");
+    let early = run(&early_args, "early");
+    for v in [&whole, &early] {
+        assert_eq!(v["result"], "fail");
+        assert_eq!(v["properties"][0]["verdict"], "violated");
+    }
+    assert_eq!(whole["coverage"]["status"], "exhaustive");
+    assert_eq!(early["coverage"]["status"], "stopped-early");
+    let reason = early["coverage"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("--until-decided: "), "{reason}");
+    let (w, e) = (
+        whole["unique_states"].as_u64().unwrap(),
+        early["unique_states"].as_u64().unwrap(),
+    );
+    assert!(e * 4 < w, "{e} states until decided against {w} in all");
+    assert_eq!(
+        early["properties"][0]["trace_len"],
+        whole["properties"][0]["trace_len"]
+    );
+    let steps = |v: &serde_json::Value| v["properties"][0]["counterexample"].clone();
+    assert_eq!(
+        steps(&early),
+        steps(&whole),
+        "the same shortest counterexample"
+    );
+    // Nothing to decide early: every invariant of `scopes` holds.
+    let holds = run(&["--preset", "scopes"], "holds");
+    let holds_early = run(&["--preset", "scopes", "--until-decided"], "holds-early");
+    assert_eq!(holds_early["coverage"]["status"], "exhaustive");
+    assert_eq!(holds_early["result"], "pass");
+    assert_eq!(holds_early["unique_states"], holds["unique_states"]);
+}
+
 #[test]
 fn a_run_stopped_early_is_incomplete_never_a_pass() {
     let dir = scratch("incomplete");
