@@ -329,6 +329,12 @@ pub fn preamble(cfg: &Config, opts: &RunOptions, properties: &[&'static Property
     if let Some(m) = opts.max_memory {
         limits.push(format!("memory {} MiB", m >> 20));
     }
+    if opts.until_decided {
+        limits.push(
+            "until decided (the run ends with the level by whose end every selected property is decided)"
+                .to_string(),
+        );
+    }
     if limits.is_empty() {
         out.push_str("  exhaustive will mean: every state reachable from the initial state within these bounds is visited and every property judged on it\n");
     } else {

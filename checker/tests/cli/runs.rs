@@ -341,6 +341,13 @@ fn until_decided_ends_a_hunt_at_its_counterexample_and_changes_nothing_that_hold
             Some(if v["result"] == "fail" { 1 } else { 0 }),
             "{all:?}"
         );
+        // The preamble (on stderr beside --json) names the limit before the run starts.
+        let preamble = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            preamble.contains("  limits: until decided"),
+            args.contains(&"--until-decided"),
+            "{all:?}: {preamble}"
+        );
         v
     };
     let hunt = [
