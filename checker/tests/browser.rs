@@ -31,8 +31,27 @@ fn which(names: &[&str]) -> Option<PathBuf> {
     None
 }
 
-/// Chromium, or `None` with the reason printed (a failure when a browser is required).
-fn chromium() -> Option<PathBuf> {
+/// Chromium, and a temporary directory of its own for one test.
+///
+/// Chromium makes its profile (`org.chromium.Chromium.*`) under `TMPDIR` and does not always
+/// remove it when it exits; given the test's scratch directory as `TMPDIR`, it leaves nothing
+/// in the system's temporary directory once the test passes. The directory's name is short:
+/// the profile holds a Unix socket, whose path may not exceed 107 bytes.
+struct Browser {
+    binary: PathBuf,
+    tmp: Scratch,
+}
+
+/// Chromium for the test that calls itself `test` (a few letters), or `None` with the reason
+/// printed (a failure when a browser is required).
+fn chromium(test: &str) -> Option<Browser> {
+    chromium_binary().map(|binary| Browser {
+        binary,
+        tmp: Scratch::new(&format!("cr-{test}")),
+    })
+}
+
+fn chromium_binary() -> Option<PathBuf> {
     let found = which(&["chromium", "chromium-browser", "google-chrome"]);
     if found.is_none() {
         assert!(
@@ -50,9 +69,9 @@ fn shots() -> PathBuf {
     dir
 }
 
-fn headless(chromium: &Path) -> Command {
-    let mut c = Command::new(chromium);
-    c.args([
+fn headless(chromium: &Browser) -> Command {
+    let mut c = Command::new(&chromium.binary);
+    c.env("TMPDIR", &*chromium.tmp).args([
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
@@ -63,7 +82,7 @@ fn headless(chromium: &Path) -> Command {
 }
 
 /// The DOM of `url` after it rendered, and a screenshot of it saved as `shot`.
-fn render(chromium: &Path, url: &str, shot: &str) -> String {
+fn render(chromium: &Browser, url: &str, shot: &str) -> String {
     let out = headless(chromium)
         .arg("--dump-dom")
         .arg(url)
@@ -97,7 +116,9 @@ fn render(chromium: &Path, url: &str, shot: &str) -> String {
 /// the view the cascade missed, and never-exercised rules are marked.
 #[test]
 fn the_run_report_renders_its_verdict_plots_and_drawn_counterexample() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium("report") else {
+        return;
+    };
     let dir = scratch("report");
     let out = memtx(
         &[
@@ -138,7 +159,9 @@ fn the_run_report_renders_its_verdict_plots_and_drawn_counterexample() {
 /// `memtx replay --html` of a scenario file: every step drawn.
 #[test]
 fn a_trace_page_draws_every_step() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium("trace") else {
+        return;
+    };
     let dir = scratch("trace");
     let scenario =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../regressions/scenarios/cascade-trap.json");
@@ -301,7 +324,9 @@ impl Drop for Killed {
 /// clicking it moves there (the URL follows) and lists the operations enabled in it.
 #[test]
 fn the_explorer_lists_states_and_follows_a_click() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium("click") else {
+        return;
+    };
     let Some(driver) = which(&["chromedriver"]) else {
         assert!(
             std::env::var_os("MEMTX_REQUIRE_BROWSER").is_none(),
@@ -314,6 +339,7 @@ fn the_explorer_lists_states_and_follows_a_click() {
     let wd = free_port();
     let _driver = Killed(
         Command::new(driver)
+            .env("TMPDIR", &*chromium.tmp)
             .arg(format!("--port={wd}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -328,7 +354,7 @@ fn the_explorer_lists_states_and_follows_a_click() {
         &serde_json::json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
-                "binary": chromium.display().to_string(),
+                "binary": chromium.binary.display().to_string(),
                 "args": ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,1600"]
             }
         }}}),
@@ -491,7 +517,7 @@ fn the_explorer_opens_a_scenario_with_refused_steps_at_its_end() {
 /// [`render`] of a page that fills itself from the Explorer's API: tried again (up to five
 /// times) until its DOM contains `needle`, since headless Chromium's virtual time budget may
 /// run out before a real request returns on a loaded machine.
-fn render_until(chromium: &Path, url: &str, shot: &str, needle: &str) -> String {
+fn render_until(chromium: &Browser, url: &str, shot: &str, needle: &str) -> String {
     let mut dom = String::new();
     for _ in 0..5 {
         dom = render(chromium, url, shot);
@@ -544,7 +570,9 @@ fn raw(port: u16, request: &[u8]) -> (u16, String) {
 /// which step (stateright's Explorer said "Searching" there, and counted its own search).
 #[test]
 fn the_explorer_judges_the_state_it_shows() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium("judge") else {
+        return;
+    };
     let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../regressions/quick/no-cascade-I2.trace.json")
         .display()
