@@ -594,7 +594,7 @@ pub fn render_text(r: &RunReport) -> String {
     }
     out.push_str(&format!("coverage: {}\n", r.coverage));
     match &r.rules {
-        Some(rules) => out.push_str(&format!("{}\n", rules.summary_line())),
+        Some(rules) => out.push_str(&rules.summary_text()),
         None => out.push_str("rule coverage: not collected (stateright engine)\n"),
     }
     // Every verdict in one column, however long a statement.

@@ -13,6 +13,9 @@ use memtx_model::rules::{Family, RULES};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
+/// The widest line [`RuleCoverage::summary_text`] writes (a terminal's 100 columns).
+pub const TEXT_WIDTH: usize = 100;
+
 /// One rule's row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleCount {
@@ -110,6 +113,64 @@ impl RuleCoverage {
         }
     }
 
+    /// The terminal's form of [`Self::summary_line`]: the count, then the rules never
+    /// exercised on lines of their own, one group per id prefix (`enable`, `pipe`, ...) with
+    /// the prefix written once, wrapped so that no line is wider than [`TEXT_WIDTH`] unless a
+    /// single id is. Ends with a newline.
+    ///
+    /// ```text
+    /// rules exercised 59/117; never exercised (58):
+    ///   op       tick, observe, adopt
+    ///   enable   tick.clock-bound, observe.free-id, begin.txn-open, ...
+    /// ```
+    pub fn summary_text(&self) -> String {
+        let never = self.never();
+        if never.is_empty() {
+            return format!("rules exercised {}/{}\n", self.exercised, self.total);
+        }
+        let mut out = format!(
+            "rules exercised {}/{}; never exercised ({}):\n",
+            self.exercised,
+            self.total,
+            never.len()
+        );
+        // Prefixes in table order, each with its rules' remaining names.
+        let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+        for id in never {
+            let (prefix, name) = id.split_once('.').unwrap_or((id, ""));
+            match groups.last_mut() {
+                Some((p, names)) if *p == prefix => names.push(name),
+                _ => groups.push((prefix, vec![name])),
+            }
+        }
+        let indent = 2 + groups.iter().map(|(p, _)| p.len()).max().unwrap_or(0) + 2;
+        for (prefix, names) in groups {
+            let mut line = format!("  {prefix:<width$}", width = indent - 2);
+            let mut first = true;
+            for (i, name) in names.iter().enumerate() {
+                let piece = if i + 1 < names.len() {
+                    format!("{name},")
+                } else {
+                    name.to_string()
+                };
+                if !first && line.len() + 1 + piece.len() > TEXT_WIDTH {
+                    out.push_str(line.trim_end());
+                    out.push('\n');
+                    line = " ".repeat(indent);
+                    first = true;
+                }
+                if !first {
+                    line.push(' ');
+                }
+                line.push_str(&piece);
+                first = false;
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
     /// The whole table as text: one line per rule with its count and first step.
     pub fn table_text(&self) -> String {
         let mut out = String::new();
@@ -200,5 +261,77 @@ mod tests {
         assert_eq!(u.exercised, 3);
         assert!(!u.never().contains(&"op.begin"));
         assert!(u.never().contains(&"op.commit"));
+    }
+
+    /// Reads the rule ids back out of [`RuleCoverage::summary_text`]'s group lines.
+    fn ids_in(text: &str) -> Vec<String> {
+        let mut ids = Vec::new();
+        let mut prefix = String::new();
+        for line in text.lines().skip(1) {
+            let body = line.strip_prefix("  ").expect("an indented line");
+            let names = if body.starts_with(' ') {
+                body
+            } else {
+                let (p, rest) = body.split_once(' ').expect("a prefix, then names");
+                prefix = p.to_string();
+                rest
+            };
+            for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                ids.push(format!("{prefix}.{name}"));
+            }
+        }
+        ids
+    }
+
+    #[test]
+    fn the_terminal_lists_each_rule_never_exercised_once_by_prefix_within_the_width() {
+        let few = RuleCoverage::from_tallies(&[CoverageTally {
+            bit: Rule::OpBegin as u8,
+            steps: 3,
+            first_step: 1,
+        }]);
+        let text = few.summary_text();
+        let never = few.never();
+        assert!(
+            text.starts_with(&format!(
+                "rules exercised 1/{}; never exercised ({}):\n",
+                RULES.len(),
+                never.len()
+            )),
+            "{text}"
+        );
+        assert_eq!(ids_in(&text), never, "every rule once, in table order");
+        assert!(
+            text.lines().all(|l| l.chars().count() <= TEXT_WIDTH),
+            "{text}"
+        );
+        // A prefix is written once: the number of group lines is the number of prefixes.
+        let prefixes: std::collections::BTreeSet<&str> = never
+            .iter()
+            .filter_map(|id| id.split_once('.'))
+            .map(|(p, _)| p)
+            .collect();
+        let group_lines = text
+            .lines()
+            .skip(1)
+            .filter(|l| !l[2..].starts_with(' '))
+            .count();
+        assert_eq!(group_lines, prefixes.len(), "{text}");
+        assert!(
+            text.lines().count() > group_lines + 1,
+            "long groups wrap: {text}"
+        );
+        let all: Vec<CoverageTally> = RULES
+            .iter()
+            .map(|def| CoverageTally {
+                bit: def.rule as u8,
+                steps: 1,
+                first_step: 1,
+            })
+            .collect();
+        assert_eq!(
+            RuleCoverage::from_tallies(&all).summary_text(),
+            format!("rules exercised {0}/{0}\n", RULES.len())
+        );
     }
 }

@@ -145,7 +145,7 @@ impl SimulationReport {
             "distinct states seen: about {} ({})",
             self.distinct_states_estimate, self.distinct_states_method
         );
-        let _ = writeln!(out, "{}", self.rules.summary_line());
+        out.push_str(&self.rules.summary_text());
         // Every verdict in one column, however long a statement (the name starts with the key).
         let width = self.properties.iter().map(|p| p.name.chars().count()).max();
         for p in &self.properties {

@@ -192,7 +192,19 @@ fn check_reports_rule_coverage_in_text_json_and_the_full_table() {
         .lines()
         .find(|l| l.starts_with("rules exercised "))
         .expect("a summary line");
-    assert!(summary.contains("; never: "), "{summary}");
+    // The rules never exercised follow, grouped by prefix, each line within 100 columns.
+    assert!(summary.contains("; never exercised ("), "{summary}");
+    let after: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("rules exercised "))
+        .skip(1)
+        .take_while(|l| l.starts_with("  ") && !l.starts_with("  I"))
+        .collect();
+    assert!(
+        after.iter().any(|l| l.starts_with("  pipe ")),
+        "a pipe group: {text}"
+    );
+    assert!(after.iter().all(|l| l.chars().count() <= 100), "{text}");
     assert!(text.contains("pipe.permission.fail"), "{text}");
     assert!(
         text.contains("NEVER"),
