@@ -36,8 +36,9 @@ use std::sync::Mutex;
 /// Distinguishes temporary files of concurrent writes from one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// The temporary files of writes in progress, so that an exit that skips destructors (a
-/// second interrupt: [`crate::interrupt`]) can still remove them.
+/// The temporary files of writes in progress, and the temporary directories of runs in
+/// progress ([`TempDir`]), so that an exit that skips destructors (a second interrupt:
+/// [`crate::interrupt`]) can still remove them.
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
@@ -53,9 +54,51 @@ fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 pub fn remove_temporaries_and_exit(code: i32) -> ! {
     let mut registry = temporaries();
     for path in registry.drain(..) {
-        let _ = fs::remove_file(path);
+        remove_temporary(&path);
     }
     std::process::exit(code)
+}
+
+/// Removes a registered temporary: a file, or a directory with what it holds (never through a
+/// symbolic link).
+fn remove_temporary(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Owns a temporary directory (a `--local` run's hosts file lives in one): registered while
+/// it exists, removed with its contents on drop and on a second interrupt, which skips
+/// destructors ([`remove_temporaries_and_exit`]).
+pub(crate) struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates the directory `path` and registers it, both under the registry's lock (as
+    /// [`TempGuard::create`] does for a file).
+    pub(crate) fn create(path: PathBuf) -> std::io::Result<Self> {
+        let mut registry = temporaries();
+        fs::create_dir_all(&path)?;
+        registry.push(path.clone());
+        Ok(TempDir(path))
+    }
+
+    /// The directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+        temporaries().retain(|p| *p != self.0);
+    }
 }
 
 /// Owns a temporary file: registered while it exists, removed on drop unless disarmed

@@ -245,3 +245,70 @@ fn a_second_sigint_at_any_moment_leaves_no_temporary() {
         assert!(left.is_empty(), "after {delay} ms: {left:?}");
     }
 }
+
+/// A second SIGINT to the supervisor of a `--local` run quits at once and still removes the
+/// temporary directory that holds the run's hosts file (a destructor would not run: the exit
+/// is immediate); its processes stop as their standard input closes.
+#[test]
+fn a_second_sigint_to_a_local_supervisor_removes_its_hosts_directory() {
+    let dir = scratch("local-twice");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let hosts_dirs = || -> Vec<String> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("memtx-local-"))
+            .collect()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memtx"))
+        .args([
+            "check",
+            "--preset",
+            "paper",
+            "--threads",
+            "1",
+            "--local",
+            "2",
+        ])
+        .current_dir(&dir)
+        .env("CI", "true")
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the memtx binary starts");
+    let started = Instant::now();
+    let members = loop {
+        let members = children(child.id());
+        if members.len() == 2 && hosts_dirs().len() == 1 {
+            break members;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "paper ended too soon");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no local run under way after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Let the run get under way, so that the handler is installed and the processes connected.
+    std::thread::sleep(Duration::from_millis(700));
+    let signalled = Instant::now();
+    signal(&child, "INT");
+    signal(&child, "INT");
+    let (code, stderr, _) = finish(child, signalled);
+    let stopped = Instant::now();
+    while !members.iter().all(|&(p, _)| ended(p)) {
+        if stopped.elapsed() > Duration::from_secs(10) {
+            for &(p, _) in &members {
+                sigkill(p);
+            }
+            panic!("the run's processes did not stop within 10 s of their supervisor");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted twice"), "{stderr}");
+    assert_eq!(hosts_dirs(), Vec::<String>::new(), "left in TMPDIR");
+}

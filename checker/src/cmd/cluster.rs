@@ -267,7 +267,7 @@ pub(crate) fn run_local_capturing(n: usize, args: &[OsString]) -> Result<(u8, Ve
 }
 
 /// Calls `run` with the path of a fresh hostfile of `n` free loopback addresses, in a
-/// temporary directory removed afterwards.
+/// temporary directory removed afterwards (also when a second interrupt quits at once).
 fn with_hostfile(
     n: usize,
     run: impl FnOnce(&Path) -> Result<u8, UserError>,
@@ -280,24 +280,23 @@ fn with_hostfile(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| {
+    // Removed when this function returns, and on a second interrupt, which exits at once.
+    let dir = crate::fsutil::TempDir::create(dir.clone()).map_err(|e| {
         UserError::new(
             ErrorKind::Io,
             format!("cannot create {}: {e}", dir.display()),
         )
     })?;
-    let hostfile = dir.join("hosts");
+    let hostfile = dir.path().join("hosts");
     let hosts: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
-    let result = std::fs::write(&hostfile, hosts)
+    std::fs::write(&hostfile, hosts)
         .map_err(|e| {
             UserError::new(
                 ErrorKind::Io,
                 format!("cannot write {}: {e}", hostfile.display()),
             )
         })
-        .and_then(|()| run(&hostfile));
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+        .and_then(|()| run(&hostfile))
 }
 
 /// Starts the `n` processes of a local run (`base` plus each one's cluster arguments) and
