@@ -262,3 +262,16 @@ pub fn duration(text: &str) -> Result<std::time::Duration, String> {
     .ok_or_else(|| format!("{shown:?} is not a duration: give a whole number and a unit (ms, s, m or h), e.g. 30s, 5m, 1h"))?;
     Ok(std::time::Duration::from_millis(millis))
 }
+
+/// [`duration`] for a budget of work (`simulate --time`, `--simulate`): zero is refused, since
+/// it would run one batch of walks per thread and report it as if a budget had been spent.
+pub fn budget(text: &str) -> Result<std::time::Duration, String> {
+    let d = duration(text)?;
+    if d.is_zero() {
+        return Err(format!(
+            "{:?} is no time at all: give a positive duration, e.g. 30s, 5m",
+            crate::input::cut(text)
+        ));
+    }
+    Ok(d)
+}

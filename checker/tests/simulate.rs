@@ -192,6 +192,7 @@ fn bad_arguments_are_one_line_and_exit_2() {
         (vec!["--max-walk-depth", "0"], "--max-walk-depth 0"),
         (vec!["--threads", "0"], "--threads 0"),
         (vec!["--time", "soon"], "--time"),
+        (vec!["--time", "0s"], "--time \"0s\" is no time at all"),
         (vec!["--variant", "nope"], "nope"),
         (vec!["--preset", "nope"], "nope"),
     ] {

@@ -61,7 +61,7 @@ pub fn bench_validate_log(args: &BenchArgs, cfg: Config, events: usize) -> Resul
 /// Runs the simulation benchmark on `cfg` (the preset under `memtx`); exit code 0.
 pub fn bench_simulate(args: &BenchArgs, cfg: Config, time: &str) -> Result<u8, UserError> {
     let usage = |m: String| UserError::new(ErrorKind::Usage, m);
-    let budget = crate::setup::duration(time).map_err(|m| usage(format!("--simulate {m}")))?;
+    let budget = crate::setup::budget(time).map_err(|m| usage(format!("--simulate {m}")))?;
     alone(args, "--simulate measures the simulations", false)?;
     if !(1..=99).contains(&args.seeds) {
         return Err(usage("--seeds must be between 1 and 99".into()));

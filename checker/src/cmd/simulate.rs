@@ -45,7 +45,7 @@ pub fn run(args: &SimulateArgs, command: &str) -> Result<SimulationReport, UserE
     )?;
     let time = match &args.time {
         Some(text) => Some(
-            setup::duration(text)
+            setup::budget(text)
                 .map_err(|m| UserError::new(ErrorKind::Usage, format!("--time {m}")))?,
         ),
         None => None,

@@ -39,7 +39,7 @@ pub fn run_suite(args: &SuiteArgs, command: &str) -> Result<SuiteReport, UserErr
         ));
     }
     if let Some(budget) = &args.simulate {
-        crate::setup::duration(budget)
+        crate::setup::budget(budget)
             .map_err(|m| UserError::new(ErrorKind::Usage, format!("--simulate {m}")))?;
     }
     let mut presets = Vec::new();

@@ -40,6 +40,10 @@ fn unknown_variant_property_preset_and_bad_bounds_are_one_line_errors() {
         &memtx(&["replay", "x.json", "--variant", "nope"], &dir),
         "no such file",
     );
+    // A budget of no time is refused before any preset is checked.
+    let out = memtx(&["suite", "--quick", "--simulate", "0s"], &dir);
+    assert_user_error(&out, "--simulate \"0s\" is no time at all");
+    assert!(out.stdout.is_empty(), "the suite must not run");
 }
 
 #[test]

@@ -322,7 +322,7 @@ fn bench_compares_local_processes_with_threads_on_the_preset_and_2pc_in_one_run(
 #[test]
 fn bench_simulate_refuses_what_it_does_not_measure_in_one_line() {
     let dir = scratch("bench-simulate");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &["bench", "--simulate", "5s", "--two-phase", "3"],
             "--simulate measures the simulations alone: drop --two-phase",
@@ -334,6 +334,10 @@ fn bench_simulate_refuses_what_it_does_not_measure_in_one_line() {
         (
             &["bench", "--simulate", "soon"],
             "--simulate \"soon\" is not a duration",
+        ),
+        (
+            &["bench", "--simulate", "0s"],
+            "--simulate \"0s\" is no time at all",
         ),
         (
             &["bench", "--seeds", "3"],
