@@ -160,6 +160,11 @@ mod tests {
             assert_eq!(Families::only(f).iter().collect::<Vec<_>>(), vec![f]);
             assert!(!Families::ALL.without(f).contains(f));
             assert_eq!(Families::ALL.without(f).iter().count(), 14);
+            // Adding a family the set holds, or removing one it does not, changes nothing
+            // (a swarm step adds each proposed operation's family, most of them twice).
+            assert_eq!(Families::only(f).with(f), Families::only(f));
+            assert_eq!(Families::ALL.with(f), Families::ALL);
+            assert_eq!(Families::NONE.without(f), Families::NONE);
         }
         let two = Families::NONE.with(Family::Stage).with(Family::Tick);
         assert_eq!(
