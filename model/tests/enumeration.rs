@@ -230,3 +230,61 @@ fn proposing_some_families_is_proposing_all_and_keeping_theirs() {
         }
     }
 }
+
+/// The enumeration proposes the domain's operations, not others: in the initial state the wide
+/// enumeration (which filters nothing) offers an `Observe` for exactly each write shape of the
+/// domain at each slot, value and owner (none without observations), and tool calls of exactly
+/// the kinds the domain allows (irreversible always, reversible only with `reversible_calls`).
+/// The filter tests above compare the filtered enumeration with the wide one, so they cannot
+/// see a change both share, such as an inverted source test in the `Observe` loop (found by
+/// mutating `machine.rs`).
+#[test]
+fn the_operations_offered_are_the_domains_own() {
+    use memtx_model::ops::Op;
+    use std::collections::BTreeSet;
+    for &name in memtx_model::presets::PRESETS {
+        let mut cfg = preset(name, Variant::Memtx).expect("a preset");
+        cfg.domain.enumeration = Enumeration::Wide;
+        let (d, b) = (&cfg.domain, &cfg.bounds);
+        let mut ops = Vec::new();
+        candidate_ops(&cfg, &State::initial(), &mut ops);
+        let observed: BTreeSet<String> = ops
+            .iter()
+            .filter(|op| matches!(op, Op::Observe { .. }))
+            .map(|op| format!("{op:?}"))
+            .collect();
+        let mut expected = BTreeSet::new();
+        if d.observe {
+            for w in &d.writes {
+                for slot in 0..b.slots {
+                    for value in 0..b.values {
+                        for owner in 0..b.agents {
+                            let op = Op::Observe {
+                                source: w.source,
+                                slot,
+                                value,
+                                confidence: w.confidence,
+                                scope: w.scope,
+                                owner,
+                            };
+                            expected.insert(format!("{op:?}"));
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(observed, expected, "{name}: the observations offered");
+        let calls: BTreeSet<bool> = ops
+            .iter()
+            .filter_map(|op| match op {
+                Op::CallTool { reversible, .. } => Some(*reversible),
+                _ => None,
+            })
+            .collect();
+        let allowed: BTreeSet<bool> = [false]
+            .into_iter()
+            .chain(d.reversible_calls.then_some(true))
+            .collect();
+        assert_eq!(calls, allowed, "{name}: the kinds of tool call offered");
+    }
+}
