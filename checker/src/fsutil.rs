@@ -79,11 +79,12 @@ fn remove_temporary(path: &Path) {
 pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
-    /// Creates the directory `path` and registers it, both under the registry's lock (as
-    /// [`TempGuard::create`] does for a file).
+    /// Creates the directory `path` (its parent must exist, and `path` must not: a directory
+    /// that was there already is not this one's to remove) and registers it, both under the
+    /// registry's lock (as [`TempGuard::create`] does for a file).
     pub(crate) fn create(path: PathBuf) -> std::io::Result<Self> {
         let mut registry = temporaries();
-        fs::create_dir_all(&path)?;
+        fs::create_dir(&path)?;
         registry.push(path.clone());
         Ok(TempDir(path))
     }

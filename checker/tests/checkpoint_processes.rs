@@ -6,7 +6,7 @@
 
 mod binary_support;
 
-use binary_support::{children, ended, essentials, memtx, scratch, sigkill};
+use binary_support::{await_ended, children, essentials, memtx, scratch, sigkill};
 use memtx_checker::bench::two_phase_commit::{locality, TwoPhaseSys};
 use memtx_checker::explore::{
     explore, explore_timely, load, CheckpointPlan, Cluster, ExploreOptions, ExploreReport,
@@ -308,14 +308,11 @@ fn local_check_and_kill(dir: &Path, args: &[&str], when: When, victim: Victim) -
             );
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !members.iter().all(|&p| ended(p)) {
-        assert!(
-            Instant::now() < deadline,
-            "the run's processes did not stop after the {victim:?} was killed"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    await_ended(
+        &members,
+        Duration::from_secs(30),
+        &format!("the run's processes did not stop after the {victim:?} was killed"),
+    );
     assert!(
         parts_level(&ck, 2).is_some(),
         "no checkpoint after killing the {victim:?}"
@@ -601,14 +598,9 @@ fn the_processes_of_a_local_run_stop_at_once_when_its_supervisor_is_killed() {
     };
     assert!(sigkill(child.id()));
     let _ = child.wait();
-    let killed = Instant::now();
-    while !members.iter().all(|&p| ended(p)) {
-        if killed.elapsed() > Duration::from_secs(5) {
-            for &p in &members {
-                sigkill(p);
-            }
-            panic!("the processes ran on for 5 s after their supervisor was killed");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    await_ended(
+        &members,
+        Duration::from_secs(5),
+        "the processes ran on after their supervisor was killed",
+    );
 }

@@ -298,16 +298,12 @@ fn a_second_sigint_to_a_local_supervisor_removes_its_hosts_directory() {
     signal(&child, "INT");
     signal(&child, "INT");
     let (code, stderr, _) = finish(child, signalled);
-    let stopped = Instant::now();
-    while !members.iter().all(|&(p, _)| ended(p)) {
-        if stopped.elapsed() > Duration::from_secs(10) {
-            for &(p, _) in &members {
-                sigkill(p);
-            }
-            panic!("the run's processes did not stop within 10 s of their supervisor");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let pids: Vec<u32> = members.iter().map(|&(p, _)| p).collect();
+    await_ended(
+        &pids,
+        Duration::from_secs(10),
+        "the run's processes did not stop after their supervisor quit",
+    );
     assert_eq!(code, Some(130), "{stderr}");
     assert!(stderr.contains("interrupted twice"), "{stderr}");
     assert_eq!(hosts_dirs(), Vec::<String>::new(), "left in TMPDIR");

@@ -81,6 +81,22 @@ pub fn ended(pid: u32) -> bool {
     }
 }
 
+/// Waits until every process of `pids` has ended (gone or a zombie). If one still runs after
+/// `within`, kills them all, so that a failing test leaves no process behind, and panics with
+/// `what`.
+pub fn await_ended(pids: &[u32], within: std::time::Duration, what: &str) {
+    let since = std::time::Instant::now();
+    while !pids.iter().all(|&p| ended(p)) {
+        if since.elapsed() > within {
+            for &p in pids {
+                sigkill(p);
+            }
+            panic!("{what} (still running after {within:?})");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Sends SIGKILL to `pid`; whether `kill` succeeded.
 pub fn sigkill(pid: u32) -> bool {
     Command::new("kill")
