@@ -551,20 +551,13 @@ fn judge(
     Ok(outcome)
 }
 
-/// The text summary of a check.
+/// The text summary of a check. It follows the [`preamble`], which every text run prints
+/// first on the same output, so it does not name the configuration again.
 pub fn render_text(r: &RunReport) -> String {
-    let mut out = format!(
-        "memtx check: preset {} variant {} ({}) engine {} threads {}{}{}\n",
-        r.config.preset,
-        r.variant.name(),
-        crate::report::bounds_phrase(&r.config),
-        r.engine,
-        r.threads,
-        if r.symmetry { " symmetry" } else { "" },
-        if r.exact { " exact" } else { "" }
-    );
-    if let Some(group) = r.symmetry_group.as_deref().filter(|_| r.symmetry) {
-        out.push_str(&format!("symmetry: {group}; the counts are of orbits\n"));
+    let mut out = String::new();
+    if r.symmetry {
+        // The group is named by the preamble.
+        out.push_str("symmetry reduction: the counts below are of orbits\n");
     }
     if let Some(c) = &r.cluster {
         out.push_str(&format!("timely: {}\n", c.summary(r.unique_states)));
