@@ -34,7 +34,9 @@
 //! same representative; and the representative is in the orbit. That costs `agents!`
 //! relabellings per state instead of the group's full order (`agents! · (values!)^slots · …`).
 //! `checker/tests/symmetry.rs` checks the reduced counts against orbits counted by brute force
-//! over the whole group.
+//! over the whole group (one agent, one slot: what a state space small enough to count
+//! allows); `model/tests/symmetry.rs` judges the representative itself against the whole group
+//! of three agents, two slots of three values and a source class (432 renamings).
 
 use crate::config::Config;
 use crate::evidence::{Authority, Confidence};
@@ -209,4 +211,27 @@ fn next_permutation(p: &mut [u8]) -> bool {
     p.swap(i, j);
     p[i + 1..].reverse();
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_permutation;
+
+    /// From the identity, every permutation once, in strictly increasing lexicographic order,
+    /// then `false` (with three agents and more, `canonical` relies on all of them).
+    #[test]
+    fn next_permutation_visits_every_permutation_in_order() {
+        for n in 0..=5u8 {
+            let mut p: Vec<u8> = (0..n).collect();
+            let mut seen = vec![p.clone()];
+            while next_permutation(&mut p) {
+                assert!(p > *seen.last().unwrap(), "{p:?} after {seen:?}");
+                seen.push(p.clone());
+            }
+            let factorial = (1..=n as usize).product::<usize>();
+            assert_eq!(seen.len(), factorial, "n = {n}");
+            let last: Vec<u8> = (0..n).rev().collect();
+            assert_eq!(seen.last(), Some(&last));
+        }
+    }
 }
