@@ -529,3 +529,6 @@ pub fn example_review_keep_supersedes(_: &MemTx, s: &State) -> bool {
         .iter()
         .any(|r| r.life() == Life::Superseded && r.reason == Some(Reason::SupersededByReview))
 }
+
+#[cfg(test)]
+mod tests;
