@@ -38,3 +38,30 @@ fn under_memtx_every_ghost_label_of_a_reachable_state_mirrors_its_protocol_field
         }
     }
 }
+
+/// The same for the ghost's copy of each agent's transaction (its snapshot, the commit
+/// sequence number it began at, its level) and of each agent's context. A ghost that forgot
+/// to follow the protocol somewhere (an `Abort` that leaves the ghost's transaction open, a
+/// restaged record left in the ghost's snapshot) shows here first, and its states would pay
+/// the packed trailer (`model/src/packed.rs`).
+#[test]
+fn under_memtx_the_ghost_copies_of_transactions_and_contexts_mirror_the_protocol() {
+    for name in SUITE.iter().map(|entry| entry.name) {
+        let cfg = preset(name, Variant::Memtx).expect("a preset");
+        for s in &reachable(&cfg, 40_000) {
+            for (agent, (tx, ghost)) in s.txns().iter().zip(&s.ghost.txns).enumerate() {
+                let mirrored = tx.map(|tx| (tx.snapshot, tx.snapshot_seq, tx.isolation as u8));
+                let copy = ghost.map(|g| (g.snapshot, g.seq, g.level));
+                assert_eq!(
+                    copy, mirrored,
+                    "{name}: the ghost's transaction of agent {agent} parts from the protocol's in {s:?}"
+                );
+            }
+            assert_eq!(
+                &s.ghost.contexts,
+                s.contexts(),
+                "{name}: the ghost's contexts part from the protocol's in {s:?}"
+            );
+        }
+    }
+}

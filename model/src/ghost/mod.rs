@@ -168,3 +168,26 @@ fn in_force(life: Life) -> bool {
 fn may_see(agent: u8, r: &Record) -> bool {
     r.scope != Scope::Private || r.owner == agent
 }
+
+#[cfg(test)]
+mod tests {
+    use super::contradict;
+    use crate::record::{Record, Validity};
+
+    /// Validities are half-open, `[from, until)`: a belief that ends at tick 1 and a rival
+    /// that begins at tick 1 never hold at once, so they do not contradict (the `expiry`
+    /// preset's one-tick and from-next-tick writes meet so).
+    #[test]
+    fn beliefs_whose_validities_only_meet_do_not_contradict() {
+        let belief = |value, from, until| Record {
+            value,
+            validity: Validity { from, until },
+            ..Record::default()
+        };
+        let early = belief(0, 0, 1);
+        assert!(contradict(&early, &belief(1, 0, 2)), "overlapping");
+        assert!(!contradict(&early, &belief(1, 1, 3)), "meeting at 1");
+        assert!(!contradict(&belief(1, 1, 3), &early), "meeting at 1");
+        assert!(!contradict(&early, &belief(0, 0, 2)), "the same value");
+    }
+}

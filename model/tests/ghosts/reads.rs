@@ -54,6 +54,31 @@ fn i5_breaks_when_a_read_is_of_a_record_outside_the_ghost_snapshot() {
     assert!(isolation(&model(), &good));
 }
 
+/// `Read` (revision 3: serving a record into an agent's context) is a read like any other:
+/// a record committed after the reader's snapshot was taken breaks I5 when served to it.
+#[test]
+fn i5_judges_a_served_record_as_a_read() {
+    let pre = run(&[
+        begin_medium(1),
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+    ]);
+    let op = read(1, 0);
+    // A protocol that served it anyway: the ghost judges the step.
+    let judged = judge(&pre, &op, pre.clone());
+    assert!(!isolation(&model(), &judged), "a read outside the snapshot");
+    // Control: a transaction begun after the commit is served it.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        commit(0),
+        begin_medium(1),
+    ]);
+    let judged = judge(&pre, &op, pre.clone());
+    assert!(isolation(&model(), &judged));
+}
+
 #[test]
 fn i5_judges_adopt_as_a_read() {
     use memtx_model::record::Scope;
