@@ -66,3 +66,49 @@ fn i4_breaks_when_a_record_enters_the_lifecycle_other_than_by_its_operation() {
     });
     assert!(!lifecycle_legality(&model(), &judged));
 }
+
+/// I4's entry state (`judge_entry_state`): a commit of an external-action transaction makes
+/// its records ActionSafe, any other commit Committed. No variant of §10 breaks it, so a
+/// mutation that deleted the judge passed the model's tests and the checker's oracle alike
+/// (reports/mutants.md); these are the states that show it firing.
+#[test]
+fn i4_breaks_when_a_record_enters_in_force_in_the_other_tier_s_state() {
+    let staged = |begin: Op| run(&[begin, Op::from(belief(0, 0, 0).source(HIGH))]);
+    // External-action: the protocol makes r0 ActionSafe; a commit that left it Committed.
+    let pre = staged(begin_external(0));
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(0).life(), Life::ActionSafe);
+    assert!(lifecycle_legality(&model(), &good));
+    let judged = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0]));
+    assert_eq!(judged.record(0).life(), Life::Committed);
+    assert!(
+        !lifecycle_legality(&model(), &judged),
+        "Committed in external-action"
+    );
+    // Medium: the protocol makes r0 Committed; a commit that made it ActionSafe.
+    let pre = staged(begin_medium(0));
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(0).life(), Life::Committed);
+    assert!(lifecycle_legality(&model(), &good));
+    let mut bad = hand_commit(&pre, 0, &[0]);
+    bad.move_record(0, Life::ActionSafe).unwrap();
+    let judged = judge(&pre, &commit(0), bad);
+    assert!(
+        !lifecycle_legality(&model(), &judged),
+        "ActionSafe in medium"
+    );
+    // A tool call executed in a medium transaction enters Committed; one that entered
+    // ActionSafe there.
+    let pre = run(&[begin_medium(0)]);
+    let call = irreversible(0, &[]);
+    let good = step(&cfg(), &pre, &call).unwrap();
+    assert_eq!(good.record(0).life(), Life::Committed);
+    assert!(lifecycle_legality(&model(), &good));
+    let mut bad = good.clone();
+    bad.move_record(0, Life::ActionSafe).unwrap();
+    let judged = judge(&pre, &call, bad);
+    assert!(
+        !lifecycle_legality(&model(), &judged),
+        "a call ActionSafe in medium"
+    );
+}
