@@ -101,29 +101,14 @@ fn source_map(group: &Symmetry, perms: &[Vec<u8>]) -> Vec<u8> {
     map
 }
 
-/// Every renaming of the group.
-fn every_renaming(group: &Symmetry) -> Vec<Renaming> {
-    let values = permutations(group.values);
-    let mut per_slot: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
-    for _ in 0..group.slots {
-        per_slot = per_slot
+/// Every way of choosing one permutation from each of `choices`, in order.
+fn one_of_each(choices: &[Vec<Vec<u8>>]) -> Vec<Vec<Vec<u8>>> {
+    let mut out: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
+    for options in choices {
+        out = out
             .into_iter()
             .flat_map(|prefix| {
-                values.iter().map(move |v| {
-                    let mut p = prefix.clone();
-                    p.push(v.clone());
-                    p
-                })
-            })
-            .collect();
-    }
-    let mut class_choices: Vec<Vec<Vec<u8>>> = vec![Vec::new()];
-    for class in &group.source_classes {
-        let perms = permutations(class.len() as u8);
-        class_choices = class_choices
-            .into_iter()
-            .flat_map(|prefix| {
-                perms.iter().map(move |p| {
+                options.iter().map(move |p| {
                     let mut c = prefix.clone();
                     c.push(p.clone());
                     c
@@ -131,6 +116,18 @@ fn every_renaming(group: &Symmetry) -> Vec<Renaming> {
             })
             .collect();
     }
+    out
+}
+
+/// Every renaming of the group.
+fn every_renaming(group: &Symmetry) -> Vec<Renaming> {
+    let per_slot = one_of_each(&vec![permutations(group.values); group.slots as usize]);
+    let class_perms: Vec<_> = group
+        .source_classes
+        .iter()
+        .map(|class| permutations(class.len() as u8))
+        .collect();
+    let class_choices = one_of_each(&class_perms);
     let mut out = Vec::new();
     for agents in permutations(group.agents) {
         for values in &per_slot {

@@ -171,3 +171,41 @@ fn i18_breaks_when_a_call_executes_on_a_transcription_of_a_record_in_doubt() {
         &paper
     ));
 }
+
+/// I1 in an external-action transaction (§7 condition 2): every support record ActionSafe
+/// (Committed and valid will not do), and some ActionSafe record in the snapshot, even for a
+/// call without support. Each call below is judged as if a defective gate had let it through.
+#[test]
+fn i1_wants_action_safe_support_and_an_action_safe_snapshot_in_external_action() {
+    let judged = |pre: &State, support: &[RecordId]| {
+        let call = irreversible(1, support);
+        let mut post = pre.clone();
+        post.push_record(memtx_model::Record::default());
+        observe_step(&cfg(), pre, &call, &mut post);
+        action_safety_gating(&model(), &post)
+    };
+    let committed_r0 = [
+        begin_medium(0),
+        Op::from(belief(0, 0, 0).source(HIGH)),
+        commit(0),
+    ];
+    // r0 Committed (medium), r1 ActionSafe (external-action); a1's snapshot holds r1.
+    let mut ops = committed_r0.to_vec();
+    ops.extend([
+        begin_external(0),
+        Op::from(belief(0, 1, 0).source(HIGH)),
+        commit(0),
+        begin_external(1),
+    ]);
+    let pre = run(&ops);
+    assert_eq!(pre.record(0).life(), Life::Committed);
+    assert_eq!(pre.record(1).life(), Life::ActionSafe);
+    assert!(judged(&pre, &[1]), "ActionSafe support");
+    assert!(judged(&pre, &[]), "no support, an ActionSafe snapshot");
+    assert!(!judged(&pre, &[0]), "Committed support");
+    // Nothing ActionSafe anywhere: a call without support has nothing to stand on.
+    let mut ops = committed_r0.to_vec();
+    ops.push(begin_external(1));
+    let bare = run(&ops);
+    assert!(!judged(&bare, &[]), "no ActionSafe record in the snapshot");
+}
