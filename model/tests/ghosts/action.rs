@@ -98,7 +98,7 @@ fn i18_breaks_when_an_irreversible_call_executes_over_an_ancestor_not_in_force()
     let post = step(&cfg(), &ordinary, &call).unwrap();
     assert!(zero_downstream_harm(&model(), &post));
     let mut foreign = ordinary.clone();
-    foreign.record_mut(0).scope = memtx_model::record::Scope::Private;
+    foreign.record_mut(0).scope = Scope::Private;
     foreign.record_mut(0).owner = 1;
     let post = judge(&foreign, &call, post);
     assert!(!zero_downstream_harm(&model(), &post));

@@ -96,13 +96,23 @@ fn i12_breaks_when_review_keeps_a_record_over_a_higher_authority_rival() {
         commit(0),
     ]);
     assert_eq!(pre.record(1).reason, Some(Reason::Review));
-    let mut bad = pre.clone();
-    bad.move_record(0, Life::Superseded).unwrap();
-    bad.move_record(2, Life::Superseded).unwrap();
-    bad.move_record(1, Life::Validated).unwrap();
-    bad.move_record(1, Life::Committed).unwrap();
-    let bad = judge(&pre, &resolve(1, true), bad);
-    assert!(!adjudication(&model(), &bad));
+    // Kept by hand: r1 supersedes r0 (mid, an equal authority: review may) and r2 (high: it
+    // may not), each logged as superseded by review.
+    let kept = |supersede: &[RecordId]| {
+        let mut post = pre.clone();
+        for &x in supersede {
+            post.move_record(x, Life::Superseded).unwrap();
+            post.record_mut(x).reason = Some(Reason::SupersededByReview);
+        }
+        post.move_record(1, Life::Validated).unwrap();
+        post.move_record(1, Life::Committed).unwrap();
+        judge(&pre, &resolve(1, true), post)
+    };
+    assert!(!adjudication(&model(), &kept(&[0, 2])), "over the high r2");
+    assert!(
+        adjudication(&model(), &kept(&[0])),
+        "control: over the mid r0 alone"
+    );
     // The protocol refuses to keep it (a higher-authority rival stands); rejecting is fine.
     assert!(step(&cfg(), &pre, &resolve(1, true)).is_err());
     let good = step(&cfg(), &pre, &resolve(1, false)).unwrap();
@@ -245,8 +255,115 @@ fn i6_breaks_when_an_agent_sees_two_truths() {
     assert!(!one_truth_per_slot(&model(), &bad));
     // Two Private records of different owners: each owner sees one.
     let mut two_private = bad.clone();
-    two_private.record_mut(0).scope = memtx_model::record::Scope::Private;
+    two_private.record_mut(0).scope = Scope::Private;
     assert!(one_truth_per_slot(&model(), &two_private));
     let good = step(&cfg(), &pre, &commit(1)).unwrap();
     assert!(one_truth_per_slot(&model(), &good));
+}
+
+#[test]
+fn i12_breaks_when_a_truth_leaves_force_for_review_outside_any_commit() {
+    // Only a commit's wider winner sends a belief in force to scope review. A step that
+    // commits nothing (a tick, here) and quarantines a0's committed r0 for it takes a truth
+    // out of force with no winner at all.
+    let pre = run(&[begin_medium(0), belief(0, 0, 0).into(), commit(0)]);
+    let good = step(&cfg(), &pre, &tick()).unwrap();
+    assert_eq!(good.record(0).life(), Life::Committed);
+    assert!(adjudication(&model(), &judge(&pre, &tick(), good.clone())));
+    let mut bad = good;
+    bad.move_record(0, Life::Quarantined).unwrap();
+    bad.record_mut(0).reason = Some(Reason::ScopeReview);
+    assert!(!adjudication(&model(), &judge(&pre, &tick(), bad)));
+}
+
+#[test]
+fn i12_breaks_when_a_commit_stands_over_an_equal_rival_that_a_later_record_displaced() {
+    // a0's r0 (mid source A) is committed; a0 stages r1 and r2, both contradicting it, one
+    // from mid source B (an equal rival: review) and one from the high source (it supersedes
+    // r0). Records of a commit are judged in id order.
+    let pre = |first: u8, second: u8| {
+        run(&[
+            begin_medium(0),
+            belief(0, 0, 0).source(MID_A).into(),
+            commit(0),
+            begin_medium(0),
+            belief(0, 0, 1).source(first).into(),
+            belief(0, 0, 1).source(second).into(),
+        ])
+    };
+    // Mid r1 first: r0 still stood when r1 was judged; that r2 superseded it afterwards
+    // does not excuse r1's commit over it.
+    let mid_first = pre(MID_B, HIGH);
+    let mut bad = hand_commit(&mid_first, 0, &[1, 2]);
+    bad.move_record(0, Life::Superseded).unwrap();
+    bad.record_mut(0).reason = Some(Reason::SupersededByAuthority);
+    assert!(!adjudication(&model(), &judge(&mid_first, &commit(0), bad)));
+    let good = step(&cfg(), &mid_first, &commit(0)).unwrap();
+    assert_eq!(good.record(1).reason, Some(Reason::Review));
+    assert!(adjudication(&model(), &good));
+    // High r1 first, but r0 left standing: r2 was committed over an equal rival in force
+    // (that r1 contradicts r0 too does not take r0 out of force).
+    let high_first = pre(HIGH, MID_B);
+    let bad = hand_commit(&high_first, 0, &[1, 2]);
+    assert!(!adjudication(
+        &model(),
+        &judge(&high_first, &commit(0), bad)
+    ));
+    let good = step(&cfg(), &high_first, &commit(0)).unwrap();
+    assert_eq!(good.record(0).life(), Life::Superseded);
+    assert!(adjudication(&model(), &good));
+}
+
+#[test]
+fn i17_breaks_when_the_only_entitled_winner_is_narrower_whatever_else_commits() {
+    // a0's Shared r0 (mid source A); a1 commits a Private high r1 and a Public mid r2 (source
+    // B), both contradicting r0. Only r1 is entitled to supersede r0 (by authority): r2 is an
+    // equal rival of another source. r0 superseded is then superseded by a narrower record.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_A).into(),
+        commit(0),
+        begin_medium(1),
+        belief(1, 0, 1).source(HIGH).private().into(),
+        belief(1, 0, 1).source(MID_B).public().into(),
+    ]);
+    let mut bad = hand_commit(&pre, 1, &[1, 2]);
+    bad.move_record(0, Life::Superseded).unwrap();
+    bad.record_mut(0).reason = Some(Reason::SupersededByAuthority);
+    let bad = judge(&pre, &commit(1), bad);
+    assert!(!scope_non_interference(&model(), &bad));
+    let good = step(&cfg(), &pre, &commit(1)).unwrap();
+    assert!(scope_non_interference(&model(), &good));
+}
+
+#[test]
+fn i7_breaks_when_a_commit_stands_over_a_rival_committed_after_its_snapshot() {
+    // a0 begins and stages r0; a1 then commits a contradicting r1 of the same source. r0's
+    // commit would stand over a rival committed after a0's snapshot: a stale late write.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_B).into(),
+        begin_medium(1),
+        belief(1, 0, 1).source(MID_B).into(),
+        commit(1),
+    ]);
+    let mut bad = hand_commit(&pre, 0, &[0]);
+    bad.move_record(1, Life::Superseded).unwrap();
+    bad.record_mut(1).reason = Some(Reason::SupersededByCorrection);
+    assert!(!no_stale_override(&model(), &judge(&pre, &commit(0), bad)));
+    // The protocol aborts it; the aborted record, still the transaction's, is no commit.
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(0).reason, Some(Reason::StaleWrite));
+    assert!(no_stale_override(&model(), &good));
+    // Control: staged after a1's commit, in a snapshot that holds r1, r0 corrects it.
+    let fresh = run(&[
+        begin_medium(1),
+        belief(1, 0, 1).source(MID_B).into(),
+        commit(1),
+        begin_medium(0),
+        belief(0, 0, 0).source(MID_B).into(),
+        commit(0),
+    ]);
+    assert_eq!(fresh.record(0).reason, Some(Reason::SupersededByCorrection));
+    assert!(no_stale_override(&model(), &fresh));
 }

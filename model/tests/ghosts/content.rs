@@ -106,3 +106,35 @@ fn i16_blames_the_record_that_superseded_a_rival_not_one_committed_beside_it() {
         "stale r2 displaced r1"
     );
 }
+
+#[test]
+fn i16_judges_an_adopted_record_by_what_its_committer_may_see_not_its_owner() {
+    // a1's Private r0 is committed (sequence 0); a0's Shared tool result r1 is adopted by a1.
+    // Set by hand: r1 was observed before r0 was committed (sequence 0). Its committer a1 may
+    // see r0, so r1 committed beside it is stale; its owner a0 may not, and judging by the
+    // owner's eyes would let it pass.
+    let mut pre = run(&[
+        begin_medium(1),
+        belief(1, 0, 1).private().into(),
+        commit(1),
+        observe(MID_B, 0, 0, Scope::Shared, 0),
+        begin(1, Tier::Medium, Isolation::RawRead),
+        adopt(1, 1),
+    ]);
+    assert_eq!((pre.record(1).owner, pre.record(0).owner), (0, 1));
+    let committed_beside = |pre: &State| judge(pre, &commit(1), hand_commit(pre, 1, &[1]));
+    assert_eq!(
+        pre.record(1).ghost_observed,
+        Some(1),
+        "adopted at a1's snapshot"
+    );
+    assert!(
+        no_stale_content(&model(), &committed_beside(&pre)),
+        "control: observed after r0 was committed"
+    );
+    pre.record_mut(1).ghost_observed = Some(0);
+    assert!(
+        !no_stale_content(&model(), &committed_beside(&pre)),
+        "observed before r0, committed beside it by a1, who may see it"
+    );
+}

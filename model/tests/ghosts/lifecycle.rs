@@ -34,7 +34,6 @@ fn i2_breaks_when_a_retracting_step_leaves_a_staged_descendant_unrepaired() {
 
 #[test]
 fn i4_breaks_when_a_record_enters_the_lifecycle_other_than_by_its_operation() {
-    use memtx_model::record::Scope;
     let pre = State::initial();
     let op = observe(MID_A, 0, 0, Scope::Shared, 0);
     let good = step(&cfg(), &pre, &op).unwrap();
@@ -65,6 +64,22 @@ fn i4_breaks_when_a_record_enters_the_lifecycle_other_than_by_its_operation() {
         post
     });
     assert!(!lifecycle_legality(&model(), &judged));
+    // A tool call creates an action in force: not a belief in force, nor an action that
+    // waits in Tentative.
+    let pre = run(&[begin_medium(0)]);
+    let call = irreversible(0, &[]);
+    let good = step(&cfg(), &pre, &call).unwrap();
+    assert!(lifecycle_legality(&model(), &good));
+    let mut belief_in_force = good.clone();
+    belief_in_force.record_mut(0).kind = memtx_model::record::Kind::Belief;
+    assert!(!lifecycle_legality(
+        &model(),
+        &judge(&pre, &call, belief_in_force)
+    ));
+    let mut waiting = step(&cfg(), &pre, &observe(MID_A, 0, 0, Scope::Shared, 0)).unwrap();
+    waiting.record_mut(0).kind = good.record(0).kind;
+    waiting.move_record(0, Life::Tentative).unwrap();
+    assert!(!lifecycle_legality(&model(), &judge(&pre, &call, waiting)));
 }
 
 /// I4's entry state (`judge_entry_state`): a commit of an external-action transaction makes
@@ -110,5 +125,25 @@ fn i4_breaks_when_a_record_enters_in_force_in_the_other_tier_s_state() {
     assert!(
         !lifecycle_legality(&model(), &judged),
         "a call ActionSafe in medium"
+    );
+    // Review's keep commits the kept record as Committed, in no transaction of any tier.
+    let pre = run(&[
+        begin_external(0),
+        belief(0, 0, 0).source(MID_A).into(),
+        commit(0),
+        begin_external(0),
+        belief(0, 0, 1).source(MID_B).into(),
+        commit(0),
+    ]);
+    assert_eq!(pre.record(1).reason, Some(Reason::Review));
+    let keep = resolve(1, true);
+    let good = step(&cfg(), &pre, &keep).unwrap();
+    assert_eq!(good.record(1).life(), Life::Committed);
+    assert!(lifecycle_legality(&model(), &good));
+    let mut bad = good.clone();
+    bad.move_record(1, Life::ActionSafe).unwrap();
+    assert!(
+        !lifecycle_legality(&model(), &judge(&pre, &keep, bad)),
+        "kept as ActionSafe"
     );
 }

@@ -29,7 +29,7 @@ use memtx_model::properties::{
     no_stale_override, one_truth_per_slot, scope_non_interference, sound_lineage_at_commit,
     tier_isolation, validity_at_commit, zero_downstream_harm,
 };
-use memtx_model::record::{Reason, RecordId};
+use memtx_model::record::{Reason, RecordId, Scope};
 use memtx_model::txn::{Isolation, Tier};
 use memtx_model::{Config, Life, MemTx, State, Variant};
 

@@ -81,7 +81,6 @@ fn i5_judges_a_served_record_as_a_read() {
 
 #[test]
 fn i5_judges_adopt_as_a_read() {
-    use memtx_model::record::Scope;
     // A raw observation, then a committed-read transaction: r0 is not in its snapshot.
     let pre = run(&[
         observe(MID_A, 0, 0, Scope::Shared, 0),
@@ -100,4 +99,31 @@ fn i5_judges_adopt_as_a_read() {
         begin(0, Tier::Medium, Isolation::RawRead),
     ]);
     assert!(isolation(&model(), &step(&cfg(), &pre, &op).unwrap()));
+}
+
+#[test]
+fn i5_judges_a_rebuilt_view_as_a_new_version_outside_every_snapshot() {
+    // a0's view r2 over r0 and r1 is committed; a1 begins (r2 in its snapshot); r0 is revoked,
+    // r2 quarantined by the cascade and rebuilt by a0 over r1 alone: a new, uncommitted
+    // version that a1's snapshot never captured (§4). Serving it to a1 is no snapshot read.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        belief(0, 1, 0).into(),
+        summary(0, &[0, 1]).into(),
+        commit(0),
+        begin_medium(1),
+        request_revocation(0),
+        apply_revocation(0),
+        begin_medium(0),
+        rebuild(2),
+    ]);
+    assert_eq!(pre.record(2).life(), Life::Tentative);
+    assert!(
+        !pre.txn(1).unwrap().snapshot.contains(2),
+        "the protocol forgets it"
+    );
+    let served = |id: RecordId| judge(&pre, &read(1, id), pre.clone());
+    assert!(!isolation(&model(), &served(2)), "the rebuilt r2");
+    assert!(isolation(&model(), &served(1)), "control: r1, untouched");
 }
