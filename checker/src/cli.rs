@@ -306,7 +306,8 @@ pub struct CheckArgs {
     /// invariant violated, each example found), as TLC does by default: a counterexample
     /// hunt (`--variant V --property K`) ends at its shortest counterexample's depth. A
     /// property that holds is decided only by the whole search. A run that ends early is
-    /// INCOMPLETE unless a violation makes it FAIL.
+    /// INCOMPLETE unless a violation makes it FAIL or every property it checked is an
+    /// example it found (then PASS).
     #[arg(long)]
     pub until_decided: bool,
     /// Write NAME.json and NAME.md reports into this directory (trace links in them are

@@ -177,13 +177,14 @@ pub struct Sample {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
-    /// Complete, every invariant holds and every example was reached (exit 0).
+    /// Complete, every invariant holds and every example was reached; or, however early
+    /// the run ended, every property it checked is an example it reached (exit 0).
     Pass,
     /// An invariant is violated (complete or not: the counterexample is real), or a complete
     /// run never reached an example (exit 1).
     Fail,
-    /// Stopped early (a limit, memory, an interrupt) with no violation: nothing is proved
-    /// beyond the states visited (exit 3).
+    /// Stopped early (a limit, memory, an interrupt) with no violation and a property left
+    /// open: nothing is proved beyond the states visited (exit 3).
     Incomplete,
 }
 
@@ -287,7 +288,8 @@ fn default_outcome() -> Outcome {
 impl RunReport {
     /// The run's outcome: a violation fails it even when it stopped early (the
     /// counterexample is real); otherwise an incomplete run proves nothing beyond what it
-    /// visited; a complete run passes when every checked example was reached.
+    /// visited, unless every property it checked is an example it found; a complete run passes
+    /// when every checked example was reached.
     pub fn outcome(&self) -> Outcome {
         let violated = self
             .properties
@@ -295,7 +297,7 @@ impl RunReport {
             .any(|p| p.verdict == Verdict::Violated);
         if violated {
             Outcome::Fail
-        } else if !self.coverage.is_exhaustive() {
+        } else if !self.coverage.is_exhaustive() && !self.only_examples_all_found() {
             Outcome::Incomplete
         } else if self.properties.iter().any(|p| p.verdict.is_failure()) {
             Outcome::Fail
@@ -304,14 +306,25 @@ impl RunReport {
         }
     }
 
+    /// Was every property the run checked an example, and was each found? Then nothing it
+    /// was asked is left open however early it ended: a found example is a path to a state,
+    /// which no state left unvisited can undo (`--property E1 --until-decided`).
+    fn only_examples_all_found(&self) -> bool {
+        let mut checked = self
+            .properties
+            .iter()
+            .filter(|p| p.verdict != Verdict::NotChecked)
+            .peekable();
+        checked.peek().is_some() && checked.all(|p| p.verdict == Verdict::ExampleFound)
+    }
+
     /// The report with its `result` field set from [`RunReport::outcome`].
     pub fn with_outcome(mut self) -> Self {
         self.result = self.outcome();
         self
     }
 
-    /// True when the run is complete, no invariant is violated and no checked example is
-    /// missing.
+    /// True when the outcome is [`Outcome::Pass`].
     pub fn passed(&self) -> bool {
         self.outcome() == Outcome::Pass
     }
@@ -343,6 +356,11 @@ impl RunReport {
             })
             .collect();
         match self.outcome() {
+            Outcome::Pass if !self.coverage.is_exhaustive() => format!(
+                "result: PASS (every property checked is an example, and each was found; the run \
+                 visited {} states and says nothing of the others)",
+                self.unique_states
+            ),
             Outcome::Pass => {
                 "result: PASS (every invariant holds, every example found)".to_string()
             }

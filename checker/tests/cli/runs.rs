@@ -405,6 +405,63 @@ fn until_decided_ends_a_hunt_at_its_counterexample_and_changes_nothing_that_hold
     assert_eq!(holds_early["unique_states"], holds["unique_states"]);
 }
 
+/// A run that ends early answers what it was asked when every property it checked is an
+/// example it found: each is a path to a state, which no unvisited state can undo. One
+/// invariant left open, or one example not yet found, keeps it INCOMPLETE.
+#[test]
+fn a_run_stopped_early_passes_only_when_it_checked_examples_alone_and_found_each() {
+    let dir = scratch("examples-early");
+    let run = |args: &[&str]| {
+        let mut all = vec!["check", "--preset", "quick"];
+        all.extend_from_slice(args);
+        let out = memtx(&all, &dir);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, json) = run(&[
+        "--property",
+        "E2",
+        "--property",
+        "E4",
+        "--until-decided",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(code, Some(0), "{json}");
+    assert_eq!(v["result"], "pass");
+    assert_eq!(v["coverage"]["status"], "stopped-early");
+    let (code, text) = run(&["--property", "E2", "--until-decided"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("result: PASS (every property checked is an example, and each was found; the run visited "),
+        "{text}"
+    );
+    // An invariant beside the example: open until the whole search.
+    let (code, text) = run(&[
+        "--property",
+        "E1",
+        "--property",
+        "I1",
+        "--max-states",
+        "2000",
+    ]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("result: INCOMPLETE"), "{text}");
+    // An example not reached within the limit (E3 lies 10 steps deep).
+    let (code, text) = run(&[
+        "--property",
+        "E1",
+        "--property",
+        "E3",
+        "--max-states",
+        "200",
+    ]);
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains("not reached yet"), "{text}");
+}
+
 #[test]
 fn a_run_stopped_early_is_incomplete_never_a_pass() {
     let dir = scratch("incomplete");

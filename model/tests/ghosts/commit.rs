@@ -30,6 +30,18 @@ fn i11_breaks_when_a_record_commits_outside_its_validity() {
     let pre = run(&[begin_medium(0), belief(0, 0, 0).into()]);
     let good = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0]));
     assert!(validity_at_commit(&model(), &good));
+    // Validity is half-open: a record valid over [0, 1) has expired when the clock reads 1.
+    let at_tick_1 = |until: u8| {
+        let pre = run(&[
+            begin_medium(0),
+            belief(0, 0, 0).valid(0, until).into(),
+            tick(),
+        ]);
+        assert_eq!(pre.clock, 1);
+        judge(&pre, &commit(0), hand_commit(&pre, 0, &[0]))
+    };
+    assert!(!validity_at_commit(&model(), &at_tick_1(1)), "ended at 1");
+    assert!(validity_at_commit(&model(), &at_tick_1(2)), "ends at 2");
 }
 
 #[test]
@@ -179,4 +191,28 @@ fn i13_breaks_when_a_record_commits_over_a_parent_not_yet_committed() {
     ]);
     let both = judge(&pre, &commit(0), hand_commit(&pre, 0, &[0, 1]));
     assert!(sound_lineage_at_commit(&model(), &both));
+}
+
+#[test]
+fn i13_breaks_when_a_record_commits_over_a_parent_superseded_earlier_in_the_same_commit() {
+    // a0 stages r0, a correction r1 of it (same slot and source, another value), and a view
+    // r2 over r0. The records of a commit pass in id order: r1 supersedes r0 before r2 is
+    // judged, so r2 stands on a parent already out of force.
+    let pre = run(&[
+        begin_medium(0),
+        belief(0, 0, 0).into(),
+        belief(0, 0, 1).into(),
+        summary(0, &[0]).into(),
+    ]);
+    let good = step(&cfg(), &pre, &commit(0)).unwrap();
+    assert_eq!(good.record(0).life(), Life::Superseded);
+    assert_eq!(good.record(2).reason, Some(Reason::InactiveParent));
+    assert!(sound_lineage_at_commit(&model(), &good));
+    let mut bad = hand_commit(&pre, 0, &[0, 1, 2]);
+    bad.move_record(0, Life::Superseded).unwrap();
+    bad.record_mut(0).reason = Some(Reason::SupersededByCorrection);
+    assert!(!sound_lineage_at_commit(
+        &model(),
+        &judge(&pre, &commit(0), bad)
+    ));
 }
