@@ -125,6 +125,101 @@ fn json_roundtrip_and_markdown() {
     assert!(ManifestEntry::from_report(&early).is_none());
 }
 
+/// The outcome every check's exit code follows (0 PASS, 1 FAIL, 3 INCOMPLETE), as a table:
+/// a violation fails a run however it ended; a complete run fails on an example never
+/// reached; a run that ended early passes only when every property it checked is an
+/// example it found, and is incomplete otherwise.
+#[test]
+fn the_outcome_of_a_run_never_claims_more_than_it_visited() {
+    use memtx_checker::report::Outcome::{self, Fail, Incomplete, Pass};
+    use Verdict::{ExampleFound, ExampleNotFound, Holds, NotChecked, Violated};
+    let early = Coverage::StoppedEarly {
+        reason: "stopped early: max states: 100".into(),
+    };
+    // (what, exhaustive, verdict of I2, of E2, outcome); every other property not checked.
+    let rows = [
+        ("all decided", true, Holds, ExampleFound, Pass),
+        (
+            "an example never reached",
+            true,
+            Holds,
+            ExampleNotFound,
+            Fail,
+        ),
+        ("a violation", true, Violated, ExampleFound, Fail),
+        ("nothing checked", true, NotChecked, NotChecked, Pass),
+        (
+            "early: a violation is real",
+            false,
+            Violated,
+            ExampleNotFound,
+            Fail,
+        ),
+        (
+            "early: an invariant open",
+            false,
+            Holds,
+            ExampleFound,
+            Incomplete,
+        ),
+        (
+            "early: an example not reached yet",
+            false,
+            NotChecked,
+            ExampleNotFound,
+            Incomplete,
+        ),
+        (
+            "early: only examples, each found",
+            false,
+            NotChecked,
+            ExampleFound,
+            Pass,
+        ),
+        (
+            "early: nothing checked",
+            false,
+            NotChecked,
+            NotChecked,
+            Incomplete,
+        ),
+    ];
+    for (what, exhaustive, i2, e2, want) in rows {
+        let mut r = report(Variant::Memtx, &[]);
+        if !exhaustive {
+            r.coverage = early.clone();
+        }
+        for p in &mut r.properties {
+            p.verdict = match p.key.as_str() {
+                "I2" => i2,
+                "E2" => e2,
+                _ => NotChecked,
+            };
+        }
+        assert_eq!(r.outcome(), want, "{what}");
+        assert_eq!(r.passed(), want == Pass, "{what}");
+        let line = r.result_line();
+        let word = match want {
+            Pass => "result: PASS (",
+            Fail => "result: FAIL (",
+            Incomplete => "result: INCOMPLETE (stopped by max states: 100; ",
+        };
+        assert!(line.starts_with(word), "{what}: {line}");
+        if want == Pass && !exhaustive {
+            assert!(line.contains("visited 12345 states"), "{what}: {line}");
+        }
+        if want == Fail {
+            let named = if i2 == Violated {
+                "I2 violated"
+            } else {
+                "E2 not reached"
+            };
+            assert!(line.contains(named), "{what}: {line}");
+        }
+    }
+    assert_eq!([Pass, Fail, Incomplete].map(Outcome::exit_code), [0, 1, 3]);
+}
+
 #[test]
 fn reading_a_bad_report_is_a_user_error() {
     let dir = temp_dir("bad-report");
