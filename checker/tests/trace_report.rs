@@ -198,6 +198,23 @@ fn the_outcome_of_a_run_never_claims_more_than_it_visited() {
         }
         assert_eq!(r.outcome(), want, "{what}");
         assert_eq!(r.passed(), want == Pass, "{what}");
+        // Each verdict in words, honest about a run that ended early.
+        let cell = |key: &str| r.cell(r.property(key).unwrap());
+        let (held, missing) = if exhaustive {
+            ("holds", "example not found")
+        } else {
+            ("holds so far (to depth 9)", "not reached yet")
+        };
+        for (key, verdict) in [("I2", i2), ("E2", e2)] {
+            let words = match verdict {
+                Holds => held,
+                ExampleNotFound => missing,
+                Violated => "violated",
+                ExampleFound => "example found (len 6)",
+                NotChecked => "not checked",
+            };
+            assert_eq!(cell(key), words, "{what}: {key}");
+        }
         let line = r.result_line();
         let word = match want {
             Pass => "result: PASS (",
