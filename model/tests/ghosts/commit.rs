@@ -70,11 +70,7 @@ fn i10_and_i11_break_when_a_quarantine_reason_is_not_true() {
     // A confident record from a mid source meets the evidence rule; a defective pipeline
     // quarantines it "for evidence" anyway.
     let pre = run(&[begin_medium(0), belief(0, 0, 0).into()]);
-    let mut bad = pre.clone();
-    bad.move_record(0, Life::Quarantined).unwrap();
-    bad.record_mut(0).reason = Some(Reason::Evidence);
-    bad.record_mut(0).writer = None;
-    bad.set_txn(0, None);
+    let mut bad = refuse(closed(&pre, 0), 0, Life::Quarantined, Reason::Evidence);
     let judged = judge(&pre, &commit(0), bad.clone());
     assert!(!evidence_at_commit(&model(), &judged));
     // The same record quarantined "as expired" while valid now.
@@ -94,12 +90,7 @@ fn every_reason_a_commit_gives_must_be_true() {
     // r0 alone, confident, valid, parentless: any reason to refuse it is false.
     let pre = run(&[begin_medium(0), belief(0, 0, 0).into()]);
     let refuse = |life: Life, reason: Reason| {
-        let mut bad = pre.clone();
-        bad.move_record(0, life).unwrap();
-        bad.record_mut(0).reason = Some(reason);
-        bad.record_mut(0).writer = None;
-        bad.set_txn(0, None);
-        judge(&pre, &commit(0), bad)
+        judge(&pre, &commit(0), refuse(closed(&pre, 0), 0, life, reason))
     };
     let m = model();
     let s = refuse(Life::Quarantined, Reason::Review);
@@ -209,11 +200,7 @@ fn a_conflict_reason_over_a_rival_that_misses_one_part_of_it_is_not_true() {
         let good = step(&cfg(), &pre, &commit(0)).unwrap();
         assert!(holds(&m, &good), "{what}: the protocol's own outcome");
         assert_ne!(good.record(id).reason, Some(reason), "{what}");
-        let mut bad = pre.clone();
-        bad.move_record(id, life).unwrap();
-        bad.record_mut(id).reason = Some(reason);
-        bad.record_mut(id).writer = None;
-        bad.set_txn(0, None);
+        let bad = refuse(closed(&pre, 0), id, life, reason);
         assert!(!holds(&m, &judge(&pre, &commit(0), bad)), "{what}");
     }
 }
@@ -337,11 +324,7 @@ fn a_reason_of_a_later_check_is_not_true_of_a_record_that_failed_evidence() {
         (Life::Quarantined, Reason::Permission),
         (Life::Quarantined, Reason::UnstableDependency),
     ] {
-        let mut bad = good.clone();
-        bad.record_mut(1).reason = Some(reason);
-        if life != Life::Quarantined {
-            bad.move_record(1, life).unwrap();
-        }
+        let bad = refuse(good.clone(), 1, life, reason);
         assert!(
             !evidence_at_commit(&model(), &judge(&pre, &commit(0), bad)),
             "{reason:?} given past a failed evidence check"
@@ -362,11 +345,7 @@ fn permission_is_not_true_of_a_record_whose_ancestors_are_as_wide_as_it() {
     ]);
     let good = step(&cfg(), &pre, &commit(0)).unwrap();
     assert!(good.record(1).life().is_committed());
-    let mut bad = pre.clone();
-    bad.move_record(1, Life::Quarantined).unwrap();
-    bad.record_mut(1).reason = Some(Reason::Permission);
-    bad.record_mut(1).writer = None;
-    bad.set_txn(0, None);
+    let mut bad = refuse(closed(&pre, 0), 1, Life::Quarantined, Reason::Permission);
     let judged = judge(&pre, &commit(0), bad.clone());
     let m = model();
     assert!(!memtx_model::properties::no_permission_laundering(
@@ -407,16 +386,12 @@ fn a_reason_of_a_later_check_is_not_true_of_a_record_that_failed_the_conflict_ch
         let good = step(&cfg(), &pre, &commit(0)).unwrap();
         assert_eq!(good.record(id).reason, Some(Reason::Outranked), "{earlier}");
         assert!(adjudication(&model(), &good));
-        let mut bad = if earlier {
+        let post = if earlier {
             hand_commit(&pre, 0, &[1])
         } else {
-            let mut s = pre.clone();
-            s.set_txn(0, None);
-            s
+            closed(&pre, 0)
         };
-        bad.move_record(id, Life::Quarantined).unwrap();
-        bad.record_mut(id).reason = Some(Reason::UnstableDependency);
-        bad.record_mut(id).writer = None;
+        let bad = refuse(post, id, Life::Quarantined, Reason::UnstableDependency);
         let judged = judge(&pre, &commit(0), bad);
         assert!(
             sound_lineage_at_commit(&model(), &judged),
@@ -448,11 +423,12 @@ fn a_reason_of_a_later_check_is_not_true_of_a_record_that_would_displace_a_wider
         let good = step(&cfg(), &pre, &commit(0)).unwrap();
         assert_eq!(good.record(2).reason, Some(Reason::ScopeReview), "{source}");
         assert!(scope_non_interference(&model(), &good));
-        let mut bad = pre.clone();
-        bad.set_txn(0, None);
-        bad.move_record(2, Life::Quarantined).unwrap();
-        bad.record_mut(2).reason = Some(Reason::UnstableDependency);
-        bad.record_mut(2).writer = None;
+        let bad = refuse(
+            closed(&pre, 0),
+            2,
+            Life::Quarantined,
+            Reason::UnstableDependency,
+        );
         let judged = judge(&pre, &commit(0), bad);
         assert!(
             sound_lineage_at_commit(&model(), &judged),

@@ -199,12 +199,7 @@ fn i17_breaks_when_a_commit_is_aborted_by_a_rival_its_writer_may_not_see() {
         (MID_A, Life::Quarantined, Reason::Review),
     ] {
         let pre = hidden_rival(source);
-        let mut bad = pre.clone();
-        bad.move_record(1, life).unwrap();
-        bad.record_mut(1).reason = Some(reason);
-        bad.record_mut(1).writer = None;
-        bad.set_txn(0, None);
-        let bad = judge(&pre, &commit(0), bad);
+        let bad = judge(&pre, &commit(0), refuse(closed(&pre, 0), 1, life, reason));
         assert!(!scope_non_interference(&model(), &bad), "{reason:?}");
     }
     let pre = hidden_rival(HIGH);
@@ -216,11 +211,7 @@ fn i17_breaks_when_a_commit_is_aborted_by_a_rival_its_writer_may_not_see() {
     assert!(adjudication(&model(), &good));
     // A reason that no rival explains at all is the conflict check's own error (I12).
     let lone = run(&[begin_medium(0), belief(0, 0, 0).into()]);
-    let mut bad = lone.clone();
-    bad.move_record(0, Life::Revoked).unwrap();
-    bad.record_mut(0).reason = Some(Reason::Outranked);
-    bad.record_mut(0).writer = None;
-    bad.set_txn(0, None);
+    let bad = refuse(closed(&lone, 0), 0, Life::Revoked, Reason::Outranked);
     let bad = judge(&lone, &commit(0), bad);
     assert!(!adjudication(&model(), &bad));
     assert!(scope_non_interference(&model(), &bad));

@@ -68,6 +68,25 @@ fn hand_commit(pre: &State, agent: u8, ids: &[RecordId]) -> State {
     post
 }
 
+/// `post` with record `id` refused by the commit step: moved to `life` (Quarantined or
+/// Revoked), logged with `reason`, no longer its transaction's. Pass `pre` with the committing
+/// transaction closed for a commit that refused `id` and committed nothing.
+fn refuse(mut post: State, id: RecordId, life: Life, reason: Reason) -> State {
+    if post.record(id).life() != life {
+        post.move_record(id, life).unwrap();
+    }
+    post.record_mut(id).reason = Some(reason);
+    post.record_mut(id).writer = None;
+    post
+}
+
+/// `pre` with `agent`'s transaction closed: a commit step that committed nothing yet.
+fn closed(pre: &State, agent: u8) -> State {
+    let mut post = pre.clone();
+    post.set_txn(agent, None);
+    post
+}
+
 fn model() -> MemTx {
     MemTx::new(cfg())
 }
