@@ -225,6 +225,12 @@ fn the_outcome_of_a_run_never_claims_more_than_it_visited() {
         if want == Pass && !exhaustive {
             assert!(line.contains("visited 12345 states"), "{what}: {line}");
         }
+        if want == Pass && exhaustive {
+            assert_eq!(
+                line, "result: PASS (every invariant holds, every example found)",
+                "{what}"
+            );
+        }
         if want == Fail {
             let named = if i2 == Violated {
                 "I2 violated"
