@@ -105,6 +105,47 @@ fn a_changed_outcome_is_the_first_divergence_in_the_logs_words() {
     );
 }
 
+/// An event that creates a record may also say what became of records that existed before
+/// it: each is judged as itself, never as the new one.
+#[test]
+fn an_event_that_creates_a_record_is_judged_on_every_record_it_names() {
+    let dir = scratch("named-beside");
+    let call = "\"outcome\": {\"records\": {\"refund#2\": {\"state\": \"committed\", \"effect\": \"executed\"}";
+    assert!(example().contains(call));
+    let beside = |support: &str| {
+        example().replace(
+            call,
+            &format!("{call}, \"refund-eligible#17\": {{\"state\": \"committed\", \"effect\": {support}}}"),
+        )
+    };
+    // The support, as it is: committed, with no effect of its own.
+    let out = memtx(
+        &["validate-log", &write(&dir, "a.jsonl", &beside("null"))],
+        &dir,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // The support said to be executed, which only the new call is.
+    let out = memtx(
+        &[
+            "validate-log",
+            &write(&dir, "b.jsonl", &beside("\"executed\"")),
+        ],
+        &dir,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("DIVERGES at event 6 (line 7, planner call-tool refund#2 (irreversible, support: refund-eligible#17)): the implementation has refund-eligible#17 committed, executed; the protocol has it committed"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn a_refusal_and_a_performance_disagreeing_are_divergences_both_ways() {
     let dir = scratch("refusals");
