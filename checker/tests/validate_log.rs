@@ -144,6 +144,27 @@ fn an_event_that_creates_a_record_is_judged_on_every_record_it_names() {
         "{}",
         stdout(&out)
     );
+    // A stage that misdescribes an earlier record quarantined for evidence: the protocol's
+    // reason is explained with that record's own confidence, not the new write's.
+    let later = format!(
+        "{}\n{}\n{}\n",
+        example().trim_end(),
+        r#"{"event": "begin", "agent": "planner", "tier": "medium", "isolation": "committed-read"}"#,
+        r#"{"event": "stage", "agent": "planner", "record": "refund-eligible#19", "kind": "belief", "entity": "order-19", "attribute": "refund-eligible", "value": true, "source": "agent-notes", "confidence": 0.3, "scope": "shared", "outcome": {"records": {"refund-eligible#18": {"state": "committed"}}}}"#
+    );
+    let out = memtx(&["validate-log", &write(&dir, "c.jsonl", &later)], &dir);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("the implementation has refund-eligible#18 committed; the protocol has it quarantined (evidence): confidence 0.5 < 0.6"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
