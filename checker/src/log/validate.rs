@@ -8,7 +8,7 @@
 //! refusal's reason, and each record's state, reason, effect and pending revocation, only where
 //! the outcome gives them.
 
-use super::event::{Event, EventOp, Outcome, RecordOutcome};
+use super::event::{Event, EventOp, RecordOutcome};
 use super::names::{confidence_level, event_name, life_name, validity_of, Inferred, LogOptions};
 use crate::trace::scenario::{serde_name, RecordExpect, RefusalSeen, StepExpect};
 use crate::trace::{Step, Trace};
@@ -609,18 +609,4 @@ pub fn validate_run(
         inserted,
         scenario,
     })
-}
-
-/// An outcome as the log gives it, for messages (`refused (gate.block.in-flight)`).
-pub fn describe_outcome(o: &Outcome) -> String {
-    match &o.refused {
-        Some(Some(r)) => format!("refused ({r})"),
-        Some(None) => "refused".into(),
-        None => o
-            .records
-            .iter()
-            .map(|(n, r)| format!("{n} {}", outcome_words(r)))
-            .collect::<Vec<_>>()
-            .join("; "),
-    }
 }
